@@ -1,0 +1,37 @@
+"""bace_opt: optimization models for scheduling LLM training jobs across geo-distributed cloud regions.
+
+    import bace_opt as bo
+    inst = bo.load_instance("instances/paper-6r-8j-seed1.json")
+    sched = bo.simulate(inst, policy="bace-pipe")
+    exact = bo.solve(inst, problem="placement", solver="highs", time_limit=60)
+    report = bo.evaluate(inst, exact)
+"""
+from __future__ import annotations
+
+from .errors import BaceOptError, InfeasibleError, InputError, SolverUnavailableError
+from .evaluate import Report, Violation, evaluate, make_schedule, price_plan
+from .instance import GpuType, Instance, Job, Link, Objective, PriceSeries, Region, Route, load_instance
+from .schedule import Block, Hop, JobEntry, JobPlan, Schedule, SolverInfo, load_schedule
+
+__version__ = "0.1.0"
+
+
+def simulate(inst, policy="bace-pipe", **kwargs):
+    """Run the online simulator with a policy; returns a priced Schedule (see bace_opt.sim)."""
+    from .sim import simulate as _simulate
+    return _simulate(inst, policy=policy, **kwargs)
+
+
+def solve(inst, problem="placement", solver="highs", **kwargs):
+    """Solve P1 (placement) or P2 (schedule) exactly; returns a priced Schedule (see bace_opt.exact)."""
+    from .exact import solve as _solve
+    return _solve(inst, problem=problem, solver=solver, **kwargs)
+
+
+__all__ = [
+    "BaceOptError", "InfeasibleError", "InputError", "SolverUnavailableError",
+    "Report", "Violation", "evaluate", "make_schedule", "price_plan",
+    "GpuType", "Instance", "Job", "Link", "Objective", "PriceSeries", "Region", "Route", "load_instance",
+    "Block", "Hop", "JobEntry", "JobPlan", "Schedule", "SolverInfo", "load_schedule",
+    "simulate", "solve", "__version__",
+]

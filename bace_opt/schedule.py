@@ -1,0 +1,239 @@
+"""Schedules: the output of every method (``bace-opt/schedule/v1``).
+
+A method decides, for each job, a status, a start time, a placement (blocks) and the hops' routes and
+reservations: a ``JobPlan``.  It never computes its own figures: ``bace_opt.evaluate.make_schedule`` prices
+the plans with the one evaluator and returns a ``Schedule`` whose per-job figures and ``metrics`` come
+from that code.  ``Schedule.save`` / ``load_schedule`` read and write JSON; ``to_frame`` gives pandas.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from . import _check as C
+
+SCHEMA = "bace-opt/schedule/v1"
+JOB_STATUSES = ("done", "blocked", "unscheduled")
+SOLVER_STATUSES = ("optimal", "feasible", "infeasible", "time_limit", "error")
+
+
+@dataclass(frozen=True)
+class Block:
+    region: str
+    stages: int
+
+
+@dataclass(frozen=True)
+class Hop:
+    route: tuple[str, ...]
+    reserved_gbps: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "route", tuple(self.route))
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """What a method decides for one job.  ``blocks``/``hops`` empty unless status is ``done``."""
+    name: str
+    status: str = "done"
+    start_s: float | None = None
+    blocks: tuple[Block, ...] = ()
+    hops: tuple[Hop, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "blocks", tuple(b if isinstance(b, Block) else Block(*b) for b in self.blocks))
+        object.__setattr__(self, "hops", tuple(h if isinstance(h, Hop) else Hop(*h) for h in self.hops))
+
+
+@dataclass(frozen=True)
+class JobEntry(JobPlan):
+    """A job of a schedule: the plan plus the figures the evaluator computed for it."""
+    finish_s: float | None = None
+    iteration_s: float | None = None
+    energy_kwh: float | None = None
+    electricity_usd: float | None = None
+    egress_usd: float | None = None
+
+    @property
+    def plan(self) -> JobPlan:
+        return JobPlan(self.name, self.status, self.start_s, self.blocks, self.hops)
+
+
+@dataclass(frozen=True)
+class SolverInfo:
+    """How an exact method ended.  ``status`` is why it stopped; ``objective`` is None when no solution."""
+    name: str
+    status: str
+    objective: float | None = None
+    bound: float | None = None
+    gap: float | None = None
+    wall_s: float | None = None
+    build_s: float | None = None
+    solve_s: float | None = None
+    nodes: int | None = None
+    message: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if v is not None and k != "extra"}
+        if self.extra:
+            d["extra"] = dict(self.extra)
+        return d
+
+
+@dataclass(frozen=True)
+class Schedule:
+    instance: str
+    method: str
+    jobs: tuple[JobEntry, ...]
+    metrics: Mapping[str, Any]
+    solver: SolverInfo | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "jobs", tuple(self.jobs))
+
+    # ------------------------------------------------------------------ access
+    def job(self, name: str) -> JobEntry:
+        for j in self.jobs:
+            if j.name == name:
+                return j
+        raise KeyError(name)
+
+    @property
+    def plans(self) -> list[JobPlan]:
+        return [j.plan for j in self.jobs]
+
+    def replace(self, **kw) -> "Schedule":
+        return replace(self, **kw)
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"schema": SCHEMA, "instance": self.instance, "method": self.method}
+        if self.solver is not None:
+            d["solver"] = self.solver.to_dict()
+        if self.meta:
+            d["meta"] = dict(self.meta)
+        jobs = []
+        for j in self.jobs:
+            e: dict[str, Any] = {"name": j.name, "status": j.status, "start_s": j.start_s, "finish_s": j.finish_s,
+                                 "blocks": [{"region": b.region, "stages": b.stages} for b in j.blocks],
+                                 "hops": [{"route": list(h.route), "reserved_gbps": h.reserved_gbps} for h in j.hops],
+                                 "iteration_s": j.iteration_s, "energy_kwh": j.energy_kwh,
+                                 "electricity_usd": j.electricity_usd, "egress_usd": j.egress_usd}
+            jobs.append(e)
+        d["jobs"] = jobs
+        d["metrics"] = dict(self.metrics)
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1) + "\n"
+
+    def save(self, path) -> None:
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str | None = None) -> "Schedule":
+        return _parse(data, source)
+
+    # ------------------------------------------------------------------ pandas
+    def to_frame(self):
+        """One row per job: plan, figures, and the blocks/routes as readable strings."""
+        import pandas as pd
+        rows = []
+        for j in self.jobs:
+            rows.append({
+                "job": j.name, "status": j.status, "start_s": j.start_s, "finish_s": j.finish_s,
+                "regions": " > ".join(f"{b.region}:{b.stages}" for b in j.blocks),
+                "routes": " | ".join("-".join(h.route) for h in j.hops),
+                "reserved_gbps": max((h.reserved_gbps for h in j.hops), default=None),
+                "iteration_s": j.iteration_s, "energy_kwh": j.energy_kwh,
+                "electricity_usd": j.electricity_usd, "egress_usd": j.egress_usd,
+            })
+        return pd.DataFrame(rows).set_index("job") if rows else pd.DataFrame()
+
+
+def load_schedule(path) -> Schedule:
+    return _parse(C.read_json(path, "schedule file"), str(path))
+
+
+def _parse(data: Any, source: str | None) -> Schedule:
+    p = C.Problems()
+    top = C.obj(p, "", data, {"schema", "instance", "method", "jobs"}, {"solver", "metrics", "meta"})
+    if top is None:
+        p.raise_if_any(source)
+    if "schema" in top and top["schema"] != SCHEMA:
+        p.add("schema", f"must be {SCHEMA!r}, got {top['schema']!r}")
+    inst = C.string(p, "instance", top.get("instance", C.MISSING), default="", nonempty=False)
+    method = C.string(p, "method", top.get("method", C.MISSING), default="")
+    solver = None
+    if "solver" in top:
+        s = C.obj(p, "solver", top["solver"], {"name", "status"},
+                  {"objective", "bound", "gap", "wall_s", "build_s", "solve_s", "nodes", "message", "extra"})
+        if s is not None:
+            st = s.get("status")
+            if st not in SOLVER_STATUSES:
+                p.add("solver.status", f"must be one of {', '.join(SOLVER_STATUSES)}, got {st!r}")
+            opt = {}
+            for k in ("objective", "bound", "gap", "wall_s", "build_s", "solve_s"):
+                if s.get(k) is not None:
+                    opt[k] = C.num(p, f"solver.{k}", s[k])
+            if s.get("nodes") is not None:
+                opt["nodes"] = C.integer(p, "solver.nodes", s["nodes"], ge=0)
+            solver = SolverInfo(name=str(s.get("name")), status=str(st), message=s.get("message"),
+                                extra=s.get("extra") or {}, **opt)
+    metrics = top.get("metrics", {})
+    if not isinstance(metrics, dict):
+        p.add("metrics", "must be an object")
+        metrics = {}
+    meta = top.get("meta", {})
+    if not isinstance(meta, dict):
+        p.add("meta", "must be an object")
+        meta = {}
+    jobs = []
+    raw = top.get("jobs", C.MISSING)
+    if raw is not C.MISSING and C.array(p, "jobs", raw) is not None:
+        for i, j in enumerate(raw):
+            w = f"jobs[{i}]"
+            if C.obj(p, w, j, {"name", "status"}, {"start_s", "finish_s", "blocks", "hops", "iteration_s",
+                                                   "energy_kwh", "electricity_usd", "egress_usd"}) is None:
+                continue
+            name = C.string(p, w + ".name", j.get("name", C.MISSING), default=None)
+            st = j.get("status")
+            if st not in JOB_STATUSES:
+                p.add(w + ".status", f"must be one of {', '.join(JOB_STATUSES)}, got {st!r}")
+            figs = {}
+            for k in ("start_s", "finish_s", "iteration_s", "energy_kwh", "electricity_usd", "egress_usd"):
+                figs[k] = None if j.get(k) is None else C.num(p, f"{w}.{k}", j[k])
+            blocks = []
+            for bi, b in enumerate(j.get("blocks") or []):
+                bw = f"{w}.blocks[{bi}]"
+                if C.obj(p, bw, b, {"region", "stages"}, set()) is None:
+                    continue
+                r = C.string(p, bw + ".region", b.get("region", C.MISSING), default=None)
+                n = C.integer(p, bw + ".stages", b.get("stages", C.MISSING), ge=1, default=None)
+                if r is not None and n is not None:
+                    blocks.append(Block(r, n))
+            hops = []
+            for hi, h in enumerate(j.get("hops") or []):
+                hw = f"{w}.hops[{hi}]"
+                if C.obj(p, hw, h, {"route", "reserved_gbps"}, set()) is None:
+                    continue
+                route = h.get("route")
+                if not isinstance(route, list) or not all(isinstance(x, str) for x in route):
+                    p.add(hw + ".route", "must be an array of region names")
+                    continue
+                w_ = C.num(p, hw + ".reserved_gbps", h.get("reserved_gbps", C.MISSING), gt=0, default=None)
+                if w_ is not None:
+                    hops.append(Hop(tuple(route), w_))
+            if name is not None and st in JOB_STATUSES:
+                jobs.append(JobEntry(name=name, status=st, blocks=tuple(blocks), hops=tuple(hops), **figs))
+    p.raise_if_any(source)
+    return Schedule(instance=inst, method=method, jobs=tuple(jobs), metrics=metrics, solver=solver, meta=meta)
+
+
+def plans_by_name(plans: Sequence[JobPlan]) -> dict[str, JobPlan]:
+    return {p.name: p for p in plans}
