@@ -1,0 +1,454 @@
+"""BACE-Pipe: dynamic prioritization, bandwidth-aware pathfinder, cost-minimizing allocator.
+
+The three stages of system-model.md, "BACE-Pipe (the heuristic; our reading of its three stages)", each a
+function usable on its own (so the exact models can be compared stage by stage):
+
+``prioritize(queue, state)``
+    Priority_j = (1 - alpha) (1 - I_j) + alpha (1 - D_j), highest first.  I_j = N_j (m_j + S_j - 1) t_j
+    (``formulas.compute_s``), D_j = b_j at the reference GPU (``formulas.demand_gbps(job, t_j)``), both
+    min-max normalized over the jobs of ``queue`` (our reading: all equal -> 0).  alpha =
+    ``state.alpha()``, the mean utilization of the links with any reservation (0 when none).  Ties: earlier
+    arrival, then instance order.
+
+``find_chains(job, state, seeds=..., via=...)``
+    Prim-like growth of a chain of regions.  From a seed (``seeds="cheapest"``: the cheapest region that can
+    host a stage now, our reading; ``"all"``: every such region), repeatedly append to the chain's tail the
+    unvisited region that can host a stage and is reachable over a link (``via="links"``, default) or a
+    route of up to ``k_routes`` lowest-latency paths (``via="routes"``) whose residual bandwidth is >= b_j of
+    the chain grown so far (tau, hence b_j, is recomputed as regions join: b_j only falls, so earlier hops
+    stay feasible), preferring the highest residual bandwidth (then lower price, then name), until the chain
+    holds S_j stages (g_j GPUs each).  A seed from which no such chain exists yields nothing: a chain with a
+    hop that cannot carry b_j is never returned.
+
+``allocate(job, chain, state)``
+    One stage per chain region, then the remaining stages to the chain's regions in ascending price (at
+    ``state.now``; ties by chain position), each up to its free GPUs.  Blocks follow the chain order, so the
+    hops are the chain's hops; every hop reserves w = b_j of the final placement (no stall).
+
+``place(job, state)`` runs pathfinder and allocator on every chain found and keeps the cheapest (estimated
+electricity cost ``formulas.electricity_usd`` over the run time ``N * formulas.iteration_s``, plus egress when
+the instance's objective counts it; ties: shorter run, then chain order).
+
+Ablations are options of the same class: ``order="fifo"`` (no priority), ``pathfinder="price"`` (chain of
+regions in ascending price, bandwidth unchecked; each hop reserves min(b_j, residual), so it may stall;
+a region whose connecting hop has no residual bandwidth at all is skipped), ``allocator="even"`` (no
+cost-min: stages spread evenly over the chain, leftovers to the regions with the most free GPUs).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from .. import formulas as F
+from ..instance import Instance, Job
+from ..schedule import Block, Hop, JobPlan
+from .base import MIN_GBPS, ClusterState, _eligible, fifo_order
+
+SEED_RULES = ("cheapest", "all")
+VIA = ("links", "routes")
+PATHFINDERS = ("bandwidth", "price")
+ALLOCATORS = ("costmin", "even", "fill")
+ORDERS = ("priority", "fifo")
+HOL = ("skip", "block")
+
+
+@dataclass(frozen=True)
+class Chain:
+    """An ordered chain of regions and the route of each hop between consecutive regions."""
+    regions: tuple[str, ...]
+    routes: tuple[tuple[str, ...], ...]      # len(regions) - 1 routes, routes[i] from regions[i] to regions[i+1]
+    tau_s: float                             # slowest stage time of the chain's regions
+    demand_gbps: float                       # b_j for this chain
+    reserve_gbps: tuple[float, ...] | None = None   # per-hop reservation when it is not b_j (ablations)
+
+
+# ---------------------------------------------------------------------- stage 1: prioritization
+
+def reference_demand_gbps(job: Job) -> float:
+    """D_j before normalization: b_j on the reference GPU."""
+    return F.demand_gbps(job, job.stage_time_s)
+
+
+def priorities(queue: Sequence[Job], state: ClusterState, alpha: float | None = None) -> dict[str, float]:
+    """Priority_j = (1 - alpha)(1 - I_j) + alpha(1 - D_j) of each job of ``queue`` (see module doc)."""
+    if alpha is None:
+        alpha = state.alpha()
+    if not queue:
+        return {}
+    comp = [F.compute_s(j) for j in queue]
+    dem = [reference_demand_gbps(j) for j in queue]
+    norm_c, norm_d = _minmax(comp), _minmax(dem)
+    return {j.name: (1.0 - alpha) * (1.0 - i) + alpha * (1.0 - d) for j, i, d in zip(queue, norm_c, norm_d)}
+
+
+def prioritize(queue: Sequence[Job], state: ClusterState, alpha: float | None = None) -> list[Job]:
+    """The jobs of ``queue`` in descending priority (ties: arrival, then instance order)."""
+    pr = priorities(queue, state, alpha)
+    idx = state.inst.job_index
+    return sorted(queue, key=lambda j: (-pr[j.name], j.arrival_s, idx[j.name]))
+
+
+def _minmax(xs: Sequence[float]) -> list[float]:
+    lo, hi = min(xs), max(xs)
+    if hi - lo <= 1e-12 * max(abs(hi), 1.0):
+        return [0.0] * len(xs)
+    return [(x - lo) / (hi - lo) for x in xs]
+
+
+# ---------------------------------------------------------------------- stage 2: pathfinder
+
+def find_chains(job: Job, state: ClusterState, seeds: str = "cheapest", via: str = "links",
+                k_routes: int = 4) -> list[Chain]:
+    """Bandwidth-feasible chains for ``job`` on ``state`` (one per seed that yields one; see module doc)."""
+    if seeds not in SEED_RULES:
+        raise ValueError(f"seeds must be one of {SEED_RULES}, got {seeds!r}")
+    if via not in VIA:
+        raise ValueError(f"via must be one of {VIA}, got {via!r}")
+    hosts = _hosts(job, state)
+    if sum(hosts.values()) < job.stages:
+        return []
+    order = sorted(hosts, key=lambda r: (state.price(r), r))
+    if seeds == "cheapest":
+        order = order[:1]
+    out = []
+    for seed in order:
+        c = grow_chain(job, state, seed, via=via, k_routes=k_routes, hosts=hosts)
+        if c is not None:
+            out.append(c)
+    return out
+
+
+def grow_chain(job: Job, state: ClusterState, seed: str, via: str = "links", k_routes: int = 4,
+               hosts: Mapping[str, int] | None = None) -> Chain | None:
+    """Prim-like growth of one chain from ``seed``; None if it cannot reach S_j stages over hops that carry
+    b_j."""
+    inst = state.inst
+    if hosts is None:
+        hosts = _hosts(job, state)
+    if seed not in hosts:
+        return None
+    speed = inst.speed
+    chain = [seed]
+    routes: list[tuple[str, ...]] = []
+    slots = hosts[seed]
+    tau = job.stage_time_s / speed[seed]
+    used: dict[int, float] = {}          # bandwidth this chain already takes on a link (at the current b_j)
+    li = inst.link_index
+    while slots < job.stages:
+        tail = chain[-1]
+        best = None
+        for r, n in hosts.items():
+            if r in chain:
+                continue
+            t2 = max(tau, job.stage_time_s / speed[r])
+            b2 = F.demand_gbps(job, t2)
+            if via == "links":
+                k = li.get((tail, r))
+                if k is None:
+                    continue
+                bw = state.free_gbps(k) - used.get(k, 0.0)
+                if bw < b2:
+                    continue
+                route = (tail, r)
+            else:
+                route, bw = None, -1.0
+                for rt in inst.routes(tail, r, k_routes):
+                    cap = min(state.free_gbps(k) - used.get(k, 0.0) for k in rt.links)
+                    if cap >= b2:
+                        route, bw = rt.regions, cap
+                        break
+                if route is None:
+                    continue
+            key = (-bw, state.price(r), r)
+            if best is None or key < best[0]:
+                best = (key, r, route, t2, b2)
+        if best is None:
+            return None
+        _, r, route, tau, b = best
+        chain.append(r)
+        routes.append(route)
+        for u, v in zip(route, route[1:]):
+            k = li[(u, v)]
+            used[k] = used.get(k, 0.0) + b
+        slots += hosts[r]
+    return Chain(tuple(chain), tuple(routes), tau, F.demand_gbps(job, tau))
+
+
+def price_chain(job: Job, state: ClusterState, via: str = "links") -> Chain | None:
+    """The no-pathfinder / CR-LCF chain: hosting regions in ascending price until S_j stages fit, bandwidth
+    unchecked.  Each hop uses the direct link (``via="links"``; a region without a link from the tail is
+    skipped) or the lowest-latency route (``via="routes"``) and reserves min(b_j, residual); a region whose
+    hop would have no residual bandwidth is skipped (our reading: a reservation must be > 0)."""
+    hosts = _hosts(job, state)
+    order = sorted(hosts, key=lambda r: (state.price(r), r))
+    return _greedy_chain(job, state, order, via, by_capacity=False)
+
+
+def capacity_chain(job: Job, state: ClusterState, via: str = "links") -> Chain | None:
+    """The CR-LDF chain: seed = hosting region with the most free GPUs, then repeatedly the hosting region
+    with the most free GPUs, ties broken by more residual bandwidth on the hop from the tail (then price,
+    name); bandwidth unchecked, reserve min(b_j, residual), regions with no residual on the hop skipped."""
+    hosts = _hosts(job, state)
+    order = sorted(hosts, key=lambda r: (-state.free(r), state.price(r), r))
+    return _greedy_chain(job, state, order, via, by_capacity=True)
+
+
+def _greedy_chain(job: Job, state: ClusterState, order: Sequence[str], via: str, by_capacity: bool) -> Chain | None:
+    """Chain from ``order[0]``; next region: the first of ``order`` reachable from the tail with residual
+    bandwidth > 0 (``by_capacity``: the one with the most free GPUs, then the most residual bandwidth)."""
+    inst = state.inst
+    hosts = _hosts(job, state)
+    if sum(hosts.values()) < job.stages or not order:
+        return None
+    li = inst.link_index
+    chain = [order[0]]
+    slots = hosts[order[0]]
+    routes: list[tuple[str, ...]] = []
+    used: dict[int, float] = {}
+    caps: list[float] = []
+    rest = list(order[1:])
+    while slots < job.stages:
+        tail = chain[-1]
+        scored = []
+        for pos, r in enumerate(rest):
+            route = _hop_route(inst, tail, r, via)
+            if route is None:
+                continue
+            cap = min(state.free_gbps(li[(u, v)]) - used.get(li[(u, v)], 0.0) for u, v in zip(route, route[1:]))
+            if cap <= MIN_GBPS:
+                continue
+            scored.append((pos, r, route, cap))
+        if not scored:
+            return None
+        if by_capacity:
+            pos, r, route, cap = min(scored, key=lambda s: (-state.free(s[1]), -s[3], s[0]))
+        else:
+            pos, r, route, cap = scored[0]
+        rest.remove(r)
+        chain.append(r)
+        routes.append(route)
+        caps.append(cap)
+        slots += hosts[r]
+    tau = F.tau_s(inst, job, chain)
+    b = F.demand_gbps(job, tau)
+    # reservations: min(b, residual), with hops sharing a link (routes) taking it in turn
+    left: dict[int, float] = {}
+    res = []
+    for route in routes:
+        ks = [li[(u, v)] for u, v in zip(route, route[1:])]
+        cap = min(left.get(k, state.free_gbps(k)) for k in ks)
+        w = min(b, cap)
+        if w <= MIN_GBPS:
+            return None
+        for k in ks:
+            left[k] = left.get(k, state.free_gbps(k)) - w
+        res.append(w)
+    return Chain(tuple(chain), tuple(routes), tau, b, tuple(res))
+
+
+def _hop_route(inst: Instance, u: str, v: str, via: str) -> tuple[str, ...] | None:
+    if via == "links":
+        return (u, v) if (u, v) in inst.link_index else None
+    rs = inst.routes(u, v, 1)
+    return rs[0].regions if rs else None
+
+
+def _hosts(job: Job, state: ClusterState) -> dict[str, int]:
+    """Regions that can host at least one stage of ``job`` now -> how many stages fit."""
+    g = job.gpus_per_stage
+    out = {}
+    elig = _eligible(state.inst, job)
+    for r in state.inst.region_index:
+        if r in elig:
+            n = state.free(r) // g
+            if n > 0:
+                out[r] = n
+    return out
+
+
+# ---------------------------------------------------------------------- stage 3: allocator
+
+def allocate(job: Job, chain: Chain, state: ClusterState) -> list[tuple[str, int]] | None:
+    """Cost-min allocation: one stage per chain region, the rest in ascending price up to free GPUs.
+    Returns blocks (region, stages) in chain order, or None if the chain cannot hold S_j stages."""
+    k = len(chain.regions)
+    if k > job.stages:
+        return None
+    cap = [state.free_stages(job, r) for r in chain.regions]
+    if any(c < 1 for c in cap) or sum(cap) < job.stages:
+        return None
+    n = [1] * k
+    left = job.stages - k
+    for i in sorted(range(k), key=lambda i: (state.price(chain.regions[i]), i)):
+        if left == 0:
+            break
+        add = min(cap[i] - 1, left)
+        n[i] += add
+        left -= add
+    return list(zip(chain.regions, n))
+
+
+def allocate_even(job: Job, chain: Chain, state: ClusterState) -> list[tuple[str, int]] | None:
+    """No-cost-min ablation: S_j / k stages per chain region (capped by free GPUs), leftovers one at a time to
+    the regions with the most free stage slots left (ties: chain position)."""
+    k = len(chain.regions)
+    if k > job.stages:
+        return None
+    cap = [state.free_stages(job, r) for r in chain.regions]
+    if any(c < 1 for c in cap) or sum(cap) < job.stages:
+        return None
+    n = [min(c, job.stages // k) for c in cap]
+    left = job.stages - sum(n)
+    while left > 0:
+        i = max(range(k), key=lambda i: (cap[i] - n[i], -i))
+        n[i] += 1
+        left -= 1
+    return list(zip(chain.regions, n))
+
+
+def allocate_fill(job: Job, chain: Chain, state: ClusterState) -> list[tuple[str, int]] | None:
+    """Baselines' allocation: fill the chain's regions in chain order, each up to its free GPUs.  Regions the
+    job no longer needs are dropped from the end."""
+    left = job.stages
+    out = []
+    for r in chain.regions:
+        if left == 0:
+            break
+        n = min(state.free_stages(job, r), left)
+        if n < 1:
+            return None
+        out.append((r, n))
+        left -= n
+    return out if left == 0 else None
+
+
+ALLOCATE = {"costmin": allocate, "even": allocate_even, "fill": allocate_fill}
+
+
+# ---------------------------------------------------------------------- plans and their estimated cost
+
+def plan_cost(inst: Instance, job: Job, plan: JobPlan) -> tuple[float, float]:
+    """(estimated cost USD, run time s) of a plan, from the model's formulas: electricity over the run
+    (price curve integrated from the start), plus egress when the instance's objective counts it."""
+    regions = [b.region for b in plan.blocks]
+    tau = F.tau_s(inst, job, regions)
+    lat = [inst.route(h.route).latency_ms for h in plan.hops]
+    run = job.iterations * F.iteration_s(job, tau, [h.reserved_gbps for h in plan.hops], lat)
+    blocks = [(b.region, b.stages) for b in plan.blocks]
+    cost = F.electricity_usd(inst, job, blocks, plan.start_s, run)
+    if inst.objective.egress:
+        cost += F.egress_usd(job, [inst.route(h.route).egress_usd_per_gb for h in plan.hops])
+    return cost, run
+
+
+# ---------------------------------------------------------------------- the policy
+
+class OrderedPolicy:
+    """A policy that orders the jobs it may start and places them one by one with its placement rule.
+
+    ``hol="skip"``: a job that does not fit is skipped and later jobs are still tried (BACE-Pipe).
+    ``hol="block"``: strict head-of-line blocking, the first job that does not fit stops the round
+    (the baselines' FIFO, our reading) -- except a job that would not fit even on the empty cluster under
+    the policy's rules, which can never start and is skipped rather than blocking the queue forever.
+    """
+
+    def __init__(self, name: str, order: str = "priority", hol: str = "skip", **options):
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+        if hol not in HOL:
+            raise ValueError(f"hol must be one of {HOL}, got {hol!r}")
+        self.name = name
+        self.order = order
+        self.hol = hol
+        self.options = {"order": order, "hol": hol, **options}
+        self._never: dict = {}
+
+    # subclasses implement place()
+    def place(self, job: Job, state: ClusterState) -> JobPlan | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def ordered(self, queue: Sequence[Job], state: ClusterState) -> list[Job]:
+        if self.order == "priority":
+            return prioritize(queue, state)
+        return fifo_order(queue, state.inst)
+
+    def decide(self, now: float, queue: Sequence[Job], state: ClusterState) -> list[JobPlan]:
+        res = state.copy()
+        out = []
+        for job in self.ordered(queue, state):
+            if res.total_free_gpus() < job.gpus:
+                plan = None
+            else:
+                plan = self.place(job, res)
+            if plan is None:
+                if self.hol == "block" and not self.never_fits(job, state):
+                    break
+                continue
+            res.commit(job, plan)
+            out.append(plan)
+        return out
+
+    def never_fits(self, job: Job, state: ClusterState) -> bool:
+        """True if the policy's rules place ``job`` nowhere even with every resource free (prices at now)."""
+        inst = state.inst
+        key = (id(inst), job.name, tuple(F.price_at(inst, r.name, state.now) for r in inst.regions))
+        v = self._never.get(key)
+        if v is None:
+            v = self._never[key] = self.place(job, ClusterState.empty(inst, state.now)) is None
+        return v
+
+
+class BacePipe(OrderedPolicy):
+    """BACE-Pipe and its ablations (see module doc for every option)."""
+
+    def __init__(self, name: str = "bace-pipe", order: str = "priority", hol: str = "skip",
+                 pathfinder: str = "bandwidth", allocator: str = "costmin", seeds: str = "cheapest",
+                 via: str = "links", k_routes: int = 4, seed: int = 0):
+        if pathfinder not in PATHFINDERS:
+            raise ValueError(f"pathfinder must be one of {PATHFINDERS}, got {pathfinder!r}")
+        if allocator not in ALLOCATORS:
+            raise ValueError(f"allocator must be one of {ALLOCATORS}, got {allocator!r}")
+        if seeds not in SEED_RULES:
+            raise ValueError(f"seeds must be one of {SEED_RULES}, got {seeds!r}")
+        if via not in VIA:
+            raise ValueError(f"via must be one of {VIA}, got {via!r}")
+        super().__init__(name, order=order, hol=hol, pathfinder=pathfinder, allocator=allocator, seeds=seeds,
+                         via=via, k_routes=k_routes)
+        self.pathfinder, self.allocator, self.seeds, self.via, self.k_routes = \
+            pathfinder, allocator, seeds, via, k_routes
+
+    def chains(self, job: Job, state: ClusterState) -> list[Chain]:
+        if self.pathfinder == "bandwidth":
+            return find_chains(job, state, seeds=self.seeds, via=self.via, k_routes=self.k_routes)
+        c = price_chain(job, state, via=self.via)
+        return [] if c is None else [c]
+
+    def place(self, job: Job, state: ClusterState) -> JobPlan | None:
+        inst = state.inst
+        alloc = ALLOCATE[self.allocator]
+        best = None
+        for i, chain in enumerate(self.chains(job, state)):
+            blocks = alloc(job, chain, state)
+            if blocks is None:
+                continue
+            plan = make_plan(inst, job, chain, blocks, state.now)
+            cost, run = plan_cost(inst, job, plan)
+            key = (cost, run, i)
+            if best is None or key < best[0]:
+                best = (key, plan)
+        return None if best is None else best[1]
+
+
+def make_plan(inst: Instance, job: Job, chain: Chain, blocks: Sequence[tuple[str, int]], now: float) -> JobPlan:
+    """JobPlan for ``blocks`` (a prefix of ``chain`` in chain order).  Hop i takes route i of the chain and
+    reserves the chain's own per-hop reservation (ablations/baselines) or b_j of the regions used."""
+    q = len(blocks)
+    assert tuple(r for r, _ in blocks) == chain.regions[:q], "blocks must follow the chain"
+    if chain.reserve_gbps is not None:
+        ws = list(chain.reserve_gbps[:q - 1])
+    else:
+        b = F.demand_gbps(job, F.tau_s(inst, job, [r for r, _ in blocks]))
+        ws = [b] * (q - 1)
+    hops = tuple(Hop(chain.routes[i], ws[i]) for i in range(q - 1))
+    return JobPlan(job.name, "done", float(now), tuple(Block(r, n) for r, n in blocks), hops)
