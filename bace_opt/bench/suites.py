@@ -1,0 +1,136 @@
+"""The registry of benchmark suites: each maps a size label to the list of runs (``RunSpec``) it makes.
+
+    gap        BACE-Pipe and every baseline against the P1 optimum (one decision epoch), on growing sizes;
+               and the online policies against the P2 optimum on small instances
+    solvers    HiGHS vs SCIP vs CP-SAT (vs MathOpt-HiGHS) on P1: time to optimality, root gap, nodes
+    paper      the BACE-Pipe paper's main result, sensitivity (bandwidth x0.3/x1.5, GPUs x0.5/x1.25,
+               8 -> 24 jobs) and ablation, seeds 1-3
+    scaling    simulator and exact build/solve time against jobs and regions
+    realistic  measured bandwidth and hourly prices (shipped realistic instances)
+
+Add a suite by adding a function decorated with ``@suite(name, description)`` taking the size label.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .runner import RunSpec
+
+POLICIES = ["bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "fifo"]
+ABLATIONS = ["bace-pipe-no-priority", "bace-pipe-no-pathfinder", "bace-pipe-no-costmin"]
+
+SUITES: dict[str, tuple[str, Callable[[str], list[RunSpec]], tuple[str, ...]]] = {}
+
+
+def suite(name: str, description: str, sizes: tuple[str, ...]):
+    def deco(fn):
+        SUITES[name] = (description, fn, sizes)
+        return fn
+    return deco
+
+
+def specs_for(name: str, size: str) -> list[RunSpec]:
+    if name not in SUITES:
+        raise KeyError(f"unknown suite {name!r} (known: {', '.join(sorted(SUITES))})")
+    desc, fn, sizes = SUITES[name]
+    if size not in sizes:
+        raise KeyError(f"suite {name!r} has no size {size!r} (sizes: {', '.join(sizes)})")
+    return fn(size)
+
+
+# P1 gap: (regions, jobs) per size label, seeds per size
+GAP_SIZES = {
+    "small": [(3, 3), (3, 4), (4, 4), (4, 6)],
+    "medium": [(6, 8), (6, 12), (8, 12)],
+    "large": [(8, 16), (10, 24), (12, 32)],
+}
+GAP_SEEDS = {"small": range(1, 6), "medium": range(1, 4), "large": range(1, 3)}
+
+
+@suite("gap", "BACE-Pipe and baselines vs the P1 optimum (and online policies vs the P2 optimum)",
+       ("small", "medium", "large"))
+def _gap(size: str) -> list[RunSpec]:
+    out = []
+    tl = {"small": 60, "medium": 120, "large": 300}[size]
+    for n_regions, n_jobs in GAP_SIZES[size]:
+        label = f"{n_regions}r-{n_jobs}j"
+        for seed in GAP_SEEDS[size]:
+            ia = {"n_regions": n_regions, "n_jobs": n_jobs}
+            out.append(RunSpec("gap", "random", label, seed, "p1:highs", ia, {"time_limit": tl}))
+            for p in POLICIES:
+                out.append(RunSpec("gap", "random", label, seed, f"p1-heur:{p}", ia))
+    if size == "small":
+        # P2: the offline optimum vs the online policies (arrivals spread out), 3-4 jobs on 3 regions
+        for n_regions, n_jobs in [(3, 3), (3, 4)]:
+            label = f"p2-{n_regions}r-{n_jobs}j"
+            for seed in range(1, 4):
+                ia = {"n_regions": n_regions, "n_jobs": n_jobs, "arrival_spread_s": 3600.0}
+                out.append(RunSpec("gap", "random", label, seed, "p2:cpsat", ia, {"time_limit": 120}))
+                for p in POLICIES:
+                    out.append(RunSpec("gap", "random", label, seed, f"sim:{p}", ia))
+    return out
+
+
+SOLVER_SIZES = {"small": [(3, 4), (4, 6), (6, 8)], "medium": [(6, 8), (6, 12), (8, 16)],
+                "large": [(6, 24), (10, 24), (12, 32)]}
+
+
+@suite("solvers", "HiGHS vs SCIP vs CP-SAT on P1: time to optimality, root gap, nodes, as size grows",
+       ("small", "medium", "large"))
+def _solvers(size: str) -> list[RunSpec]:
+    out = []
+    tl = {"small": 60, "medium": 600, "large": 600}[size]
+    for n_regions, n_jobs in SOLVER_SIZES[size]:
+        for seed in (1, 2):
+            for solver in ("highs", "scip", "cpsat"):
+                out.append(RunSpec("solvers", "random", f"{n_regions}r-{n_jobs}j", seed, f"p1:{solver}",
+                                   {"n_regions": n_regions, "n_jobs": n_jobs}, {"time_limit": tl}))
+    return out
+
+
+PAPER_VARIANTS = {
+    "main": {},
+    "bw-x0.3": {"bandwidth_scale": 0.3},
+    "bw-x1.5": {"bandwidth_scale": 1.5},
+    "gpu-x0.5": {"gpu_scale": 0.5},
+    "gpu-x1.25": {"gpu_scale": 1.25},
+    "jobs-24": {"jobs": 24},
+}
+
+
+@suite("paper", "BACE-Pipe paper reproduction: main result, sensitivity, ablation (seeds 1-3)",
+       ("small", "full"))
+def _paper(size: str) -> list[RunSpec]:
+    out = []
+    variants = PAPER_VARIANTS if size == "full" else {"main": {}}
+    seeds = (1, 2, 3) if size == "full" else (1,)
+    for vname, ia in variants.items():
+        for seed in seeds:
+            for p in POLICIES + ABLATIONS:
+                out.append(RunSpec("paper", "paper", vname, seed, f"sim:{p}", ia))
+    return out
+
+
+@suite("scaling", "simulator and exact build/solve time against jobs and regions", ("small", "full"))
+def _scaling(size: str) -> list[RunSpec]:
+    out = []
+    sim_sizes = [(6, 100), (10, 1000), (20, 10000)] if size == "full" else [(6, 50), (10, 200)]
+    for n_regions, n_jobs in sim_sizes:
+        ia = {"n_regions": n_regions, "n_jobs": n_jobs, "arrival_spread_s": 600.0 * n_jobs}
+        out.append(RunSpec("scaling", "random", f"{n_regions}r-{n_jobs}j", 1, "sim:bace-pipe", ia))
+    exact_sizes = [(4, 4), (6, 8), (8, 16), (10, 24)] if size == "full" else [(3, 3), (4, 6)]
+    for n_regions, n_jobs in exact_sizes:
+        out.append(RunSpec("scaling", "random", f"{n_regions}r-{n_jobs}j", 1, "p1:highs",
+                           {"n_regions": n_regions, "n_jobs": n_jobs}, {"time_limit": 300}))
+    return out
+
+
+@suite("realistic", "measured bandwidth and hourly prices (shipped realistic and WAN instances)", ("small",))
+def _realistic(size: str) -> list[RunSpec]:
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2] / "instances"
+    out = []
+    for p in sorted(root.glob("realistic*.json")) + sorted(root.glob("wan*.json")):
+        for pol in POLICIES:
+            out.append(RunSpec("realistic", "file", p.stem, 0, f"sim:{pol}", {"path": f"instances/{p.name}"}))
+    return out

@@ -1,0 +1,134 @@
+"""Execute one ``RunSpec``: build the instance, run the method, price and check with the evaluator, one row.
+
+Methods (``RunSpec.method``), each priced by ``bace_opt.evaluate`` alone:
+    sim:<policy>       the online simulator with that policy (method_args: mode, policy options)
+    p1:<solver>        P1 placement solved exactly (highs, scip, mathopt-highs, cpsat)
+    p1-heur:<policy>   one decision epoch of a policy at P1's decision time, all resources free: the
+                       heuristic counterpart of P1, for optimality gaps
+    p2:<solver>        P2 offline schedule solved exactly (cpsat, highs)
+Instance families (``RunSpec.family``): paper, random, file (instance_args: path).
+A failure of one run becomes a row with status ``error`` and the message; the batch goes on.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import resource
+import subprocess
+import time
+from pathlib import Path
+
+from .runner import RunSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def build_instance(spec: RunSpec):
+    a = dict(spec.instance_args)
+    if spec.family == "paper":
+        from ..builders.paper import paper_instance
+        return paper_instance(seed=spec.seed, **a)
+    if spec.family == "random":
+        from ..builders.synthetic import random_instance
+        return random_instance(seed=spec.seed, **a)
+    if spec.family == "file":
+        from ..instance import load_instance
+        p = Path(a["path"])
+        return load_instance(p if p.is_absolute() else ROOT / p)
+    raise ValueError(f"unknown instance family {spec.family!r}")
+
+
+def p1_heuristic(inst, policy: str, **options):
+    """One decision of ``policy`` at P1's decision time t0 (the latest arrival), every resource free; the
+    jobs it does not start are ``blocked``.  Returns a priced Schedule."""
+    from ..evaluate import make_schedule
+    from ..policies import get_policy
+    from ..policies.base import ClusterState
+    from ..schedule import JobPlan
+    t0 = max(j.arrival_s for j in inst.jobs)
+    pol = get_policy(policy, **options)
+    queue = [j for j in inst.jobs if j.arrival_s <= t0]
+    plans = list(pol.decide(t0, queue, ClusterState.empty(inst, t0)))
+    started = {p.name for p in plans}
+    plans += [JobPlan(j.name, "blocked") for j in inst.jobs if j.name not in started]
+    return make_schedule(inst, plans, method=f"p1-heur:{policy}", meta={"t0_s": t0})
+
+
+def run_method(inst, method: str, args: dict):
+    kind, _, name = method.partition(":")
+    args = dict(args)
+    if kind == "sim":
+        from .. import simulate
+        return simulate(inst, policy=name, **args)
+    if kind == "p1":
+        from .. import solve
+        return solve(inst, problem="placement", solver=name, **args)
+    if kind == "p2":
+        from .. import solve
+        return solve(inst, problem="schedule", solver=name, **args)
+    if kind == "p1-heur":
+        return p1_heuristic(inst, name, **args)
+    raise ValueError(f"unknown method {method!r} (kinds: sim, p1, p1-heur, p2)")
+
+
+@functools.lru_cache(maxsize=1)
+def versions() -> str:
+    import importlib.metadata as md
+    out = {}
+    for pkg in ("bace-opt", "highspy", "ortools", "pyomo", "networkx", "numpy", "pandas"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    return json.dumps(out, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=1)
+def git_commit() -> str:
+    try:
+        r = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return (r.stdout.strip() + ("+dirty" if dirty else "")) if r.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def execute(spec: RunSpec) -> dict:
+    """Run one spec; never raises (a failure becomes a row with status 'error')."""
+    from ..evaluate import evaluate
+    t_start = time.perf_counter()
+    row = {"run_id": spec.run_id, "suite": spec.suite, "family": spec.family, "size": spec.size,
+           "seed": spec.seed, "method": spec.method,
+           "options": json.dumps({"instance": dict(spec.instance_args), "method": dict(spec.method_args)},
+                                 sort_keys=True)}
+    try:
+        inst = build_instance(spec)
+        row["instance"] = inst.name
+        row["jobs"] = len(inst.jobs)
+        sched = run_method(inst, spec.method, spec.method_args)
+        rep = evaluate(inst, sched)
+        m = rep.metrics
+        row.update(feasible=rep.feasible, jobs_done=m["jobs_done"], jobs_blocked=m["jobs_blocked"],
+                   avg_jct_s=m["avg_jct_s"], total_electricity_usd=m["total_electricity_usd"],
+                   total_egress_usd=m["total_egress_usd"], total_cost_usd=m["total_cost_usd"],
+                   total_run_s=m["total_run_s"], makespan_s=m["makespan_s"])
+        s = sched.solver
+        if s is not None:
+            row.update(status=s.status, objective=s.objective, bound=s.bound, gap=s.gap, nodes=s.nodes,
+                       build_s=s.build_s, solve_s=s.solve_s)
+            if s.extra:
+                row["extra"] = {k: v for k, v in s.extra.items() if isinstance(v, (int, float, str, bool))}
+        else:
+            row["status"] = "done" if rep.feasible else "infeasible-schedule"
+        if not rep.feasible:
+            row["error"] = "; ".join(str(v) for v in rep.violations[:3])
+    except Exception as e:  # one failed run must not stop the batch: record it
+        row["status"] = "error"
+        row["error"] = f"{type(e).__name__}: {e}"[:500]
+    row["wall_s"] = time.perf_counter() - t_start
+    row["peak_mem_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    row["versions"] = versions()
+    row["git_commit"] = git_commit()
+    return row

@@ -1,0 +1,47 @@
+"""``bace-opt bench``: run a benchmark suite, resumably, and print its report."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+
+
+def add_parser(sub):
+    p = sub.add_parser("bench", help="run a benchmark suite (resumable) and print its tables",
+                       description="Run every run of SUITE at SIZE that is not yet in the results file (one tidy "
+                                   "CSV row per run), then print the suite's report. Interrupt and rerun the same "
+                                   "command to resume: finished rows are skipped, none is lost or duplicated.")
+    p.add_argument("--suite", help="suite name (see --list)")
+    p.add_argument("--size", default="small", help="size label of the suite (default: small)")
+    p.add_argument("-o", "--out", help="results CSV (default: benchmarks/results/<suite>-<size>.csv)")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    p.add_argument("--dask", metavar="ADDRESS", help="run on an existing Dask scheduler (or 'local' for a "
+                                                     "LocalCluster) instead of local processes")
+    p.add_argument("--report", metavar="FILE.md", help="also write the report as markdown (with plots beside it)")
+    p.add_argument("--no-run", action="store_true", help="only print the report of the existing results")
+    p.add_argument("--list", action="store_true", help="list the suites and their sizes")
+    p.add_argument("--progress", action="store_true", default=None, help="force a progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..bench import SUITES, run_specs, specs_for
+    if args.list or not args.suite:
+        for name, (desc, _, sizes) in sorted(SUITES.items()):
+            print(f"{name:10s} sizes: {', '.join(sizes):22s} {desc}")
+        return 0 if args.list else 2
+    try:
+        specs = specs_for(args.suite, args.size)
+    except KeyError as e:
+        raise InputError(str(e.args[0])) from None
+    if args.workers < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
+    out = Path(args.out or f"benchmarks/results/{args.suite}-{args.size}.csv")
+    if not args.no_run:
+        c = run_specs(specs, out, workers=args.workers, dask_address=args.dask, progress=args.progress)
+        print(f"{args.suite}/{args.size}: {c['total']} runs, {c['skipped']} already in {out}, ran {c['ran']} "
+              f"({c['failed']} failed)")
+    from ..bench.report import report
+    text = report(args.suite, out, markdown_path=args.report)
+    print(text)
+    return 0
