@@ -1,0 +1,208 @@
+"""The optimal pipeline schedule of one placement by CP-SAT (models/pipeline.md, equations (P1)-(P9)).
+
+Notation (models/pipeline.md):
+    K = 0..S-1 stages, I = 0..m-1 micro-batches, Q = kinds (F, B) or (F, D, W)
+    s_{q,k,i}   start of compute block q of micro-batch i on stage k       (integer time units)
+    x^f_{k,i}   start of the activation transfer over cross-region boundary k (stage k -> k+1)
+    x^b_{k,i}   start of the gradient transfer over boundary k (stage k+1 -> k)
+    C_max       makespan
+Durations are rounded UP to whole multiples of the time unit ``resolution_s`` (default max_k T_F(k) / 1000),
+so every grid schedule is feasible in real time.  The solver's per-stage block orders are then re-timed
+exactly (as soon as possible, schedules.simulate_orders) in real durations: that re-timed schedule is the one
+returned, and its makespan is <= objective (in seconds).  ``objective_s`` and ``bound_s`` are the grid model's;
+when every duration lies on the grid (``exact_grid``), they are the real problem's.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..errors import SolverUnavailableError
+from ..solvers.base import relative_gap
+from .model import PipelineModel
+from .schedules import Op, greedy, makespan, onefoneb, orders_of, simulate_orders
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OptimalResult:
+    ops: tuple[Op, ...]           # the returned schedule, re-timed in real durations
+    iteration_s: float            # its makespan
+    status: str                   # optimal | feasible | infeasible | time_limit | error (SolverInfo statuses)
+    objective_s: float | None     # CP-SAT incumbent x resolution (grid model)
+    bound_s: float | None         # CP-SAT proven lower bound x resolution (grid model)
+    gap: float | None             # relative gap objective vs bound
+    resolution_s: float
+    exact_grid: bool              # every duration is a whole number of time units (no rounding happened)
+    wall_s: float
+    source: str                   # "cp-sat", or the heuristic kept when CP-SAT returned nothing better
+
+
+def default_resolution(model: PipelineModel) -> float:
+    return max(model.t_f) / 1000.0
+
+
+def _units(x: float, r: float) -> tuple[int, bool]:
+    """x seconds in whole units of r, rounded UP; and whether x was already on the grid."""
+    q = x / r
+    n = math.ceil(q - 1e-9)
+    return n, abs(q - round(q)) <= 1e-9 * max(1.0, abs(q))
+
+
+def solve_optimal(model: PipelineModel, time_limit_s: float = 60.0, threads: int = 1, seed: int = 0,
+                  resolution_s: float | None = None, hint: bool = True) -> OptimalResult:
+    """Minimum-makespan schedule of ``model`` under its memory limit (CP-SAT, equations (P1)-(P9))."""
+    try:
+        from ortools.sat.python import cp_model
+    except ImportError as e:  # pragma: no cover - ortools is a dependency
+        raise SolverUnavailableError(f"the optimal pipeline schedule needs OR-Tools CP-SAT: {e}") from e
+    t_wall = time.perf_counter()
+    S, m = model.stages, model.microbatches
+    r = resolution_s or default_resolution(model)
+    exact = True
+
+    def U(x):
+        nonlocal exact
+        n, on = _units(x, r)
+        exact &= on
+        return n
+
+    kinds = model.kinds
+    bk, lk = model.back_kind, model.last_kind
+    dur = {(q, k): U(model.duration(q, k)) for q in kinds for k in range(S)}
+    bnd = {}
+    for b in model.boundaries:
+        bnd[b.stage] = (U(b.latency_s), U(b.transfer_s))
+
+    # heuristic schedules on the grid model: horizon and hint
+    grid = model.scaled(r)
+    cands = []
+    for name, fn in (("1f1b", onefoneb), ("greedy", greedy)):
+        ops = fn(grid)
+        cands.append((makespan(ops), name, ops))
+    cands.sort(key=lambda c: c[0])
+    best_grid_ms, best_name, best_ops = cands[0]
+    H = int(round(best_grid_ms / r)) + 1
+
+    cm = cp_model.CpModel()
+    start, itv = {}, {}
+    stage_itv = [[] for _ in range(S)]
+    for k in range(S):
+        for q in kinds:
+            d = dur[(q, k)]
+            for i in range(m):
+                s = cm.NewIntVar(0, H - d, f"s_{q}_{k}_{i}")
+                start[(q, k, i)] = s
+                itv[(q, k, i)] = cm.NewFixedSizeIntervalVar(s, d, f"I_{q}_{k}_{i}")
+                stage_itv[k].append(itv[(q, k, i)])
+
+    def end(q, k, i):
+        return start[(q, k, i)] + dur[(q, k)]
+
+    # (P1) the first forward block starts the iteration
+    cm.Add(start[("F", 0, 0)] == 0)
+    # (P2) one block at a time per stage
+    for k in range(S):
+        cm.AddNoOverlap(stage_itv[k])
+    # (P3)-(P5) data dependencies, with transfers over cross-region boundaries
+    xstart = {}
+    for k in range(S - 1):
+        b = bnd.get(k)
+        link_itv = {"fwd": [], "bwd": []}
+        for i in range(m):
+            if b is None:   # same region: zero cost
+                cm.Add(start[("F", k + 1, i)] >= end("F", k, i))
+                cm.Add(start[(bk, k, i)] >= end(bk, k + 1, i))
+                continue
+            lat, c = b
+            if c == 0:
+                cm.Add(start[("F", k + 1, i)] >= end("F", k, i) + lat)
+                cm.Add(start[(bk, k, i)] >= end(bk, k + 1, i) + lat)
+                continue
+            xf = cm.NewIntVar(0, H, f"xf_{k}_{i}")
+            xb = cm.NewIntVar(0, H, f"xb_{k}_{i}")
+            xstart[("XF", k, i)] = xf
+            xstart[("XB", k + 1, i)] = xb
+            link_itv["fwd"].append(cm.NewFixedSizeIntervalVar(xf, c, f"XF_{k}_{i}"))
+            link_itv["bwd"].append(cm.NewFixedSizeIntervalVar(xb, c, f"XB_{k}_{i}"))
+            cm.Add(xf >= end("F", k, i))
+            cm.Add(start[("F", k + 1, i)] >= xf + c + lat)
+            cm.Add(xb >= end(bk, k + 1, i))
+            cm.Add(start[(bk, k, i)] >= xb + c + lat)
+            if i:   # (P8) transfers in micro-batch order on each link direction
+                cm.Add(xf >= xstart[("XF", k, i - 1)] + c)
+                cm.Add(xb >= xstart[("XB", k + 1, i - 1)] + c)
+        # (P6) one message at a time per link direction
+        for lst in link_itv.values():
+            if lst:
+                cm.AddNoOverlap(lst)
+    for k in range(S):
+        for i in range(m):
+            cm.Add(start[(bk, k, i)] >= end("F", k, i))          # (P4) backward after own forward
+            if model.split:
+                cm.Add(start[("W", k, i)] >= end("D", k, i))     # (P5) W after D
+    # (P7) memory: in-flight micro-batches per stage
+    for k in range(S):
+        lim = model.memory_limit[k]
+        if lim >= m:
+            continue
+        mem = []
+        for i in range(m):
+            sz = cm.NewIntVar(0, H, f"mem_{k}_{i}")
+            cm.Add(sz == end(lk, k, i) - start[("F", k, i)])
+            mem.append(cm.NewIntervalVar(start[("F", k, i)], sz, end(lk, k, i), f"M_{k}_{i}"))
+        cm.AddCumulative(mem, [1] * m, lim)
+    # (P8) micro-batch order within (stage, kind): symmetry breaking
+    for k in range(S):
+        for q in kinds:
+            for i in range(1, m):
+                cm.Add(start[(q, k, i)] >= end(q, k, i - 1))
+    # (P9) makespan
+    cmax = cm.NewIntVar(0, H, "C_max")
+    for k in range(S):
+        cm.Add(cmax >= end(lk, k, m - 1))
+    cm.Minimize(cmax)
+
+    if hint:
+        for o in best_ops:
+            key = (o.kind, o.stage, o.mb)
+            var = xstart.get(key) if o.is_transfer else start.get(key)
+            if var is not None:
+                cm.AddHint(var, int(round(o.start_s / r)))
+        cm.AddHint(cmax, int(round(best_grid_ms / r)))
+
+    solver = cp_model.CpSolver()
+    p = solver.parameters
+    if time_limit_s is not None:
+        p.max_time_in_seconds = float(time_limit_s)
+    p.num_workers = int(threads or 1)
+    p.random_seed = int(seed)
+    st = solver.Solve(cm)
+    status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.INFEASIBLE: "infeasible",
+              cp_model.UNKNOWN: "time_limit", cp_model.MODEL_INVALID: "error"}.get(st, "error")
+    obj = bound = None
+    real_cands = []
+    if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        obj = solver.ObjectiveValue() * r
+        bound = solver.BestObjectiveBound() * r
+        grid_ops = []
+        for (q, k, i), s in start.items():
+            t = solver.Value(s) * r
+            grid_ops.append(Op(q, k, i, t, t + dur[(q, k)] * r, t + dur[(q, k)] * r))
+        ops = simulate_orders(model, orders_of(grid_ops, S))
+        real_cands.append((makespan(ops), "cp-sat", ops))
+    # the heuristics, re-timed in real durations, are valid schedules too: never return worse than them
+    for name, fn in (("1f1b", onefoneb), ("greedy", greedy)):
+        ops = fn(model)
+        real_cands.append((makespan(ops), name, ops))
+    real_cands.sort(key=lambda c: (c[0], c[1] != "cp-sat"))
+    ms, source, ops = real_cands[0]
+    wall = time.perf_counter() - t_wall
+    log.info("pipeline CP-SAT S=%d m=%d: %s obj=%s bound=%s (%.2fs)", S, m, status, obj, bound, wall)
+    return OptimalResult(ops=tuple(ops), iteration_s=ms, status=status, objective_s=obj, bound_s=bound,
+                         gap=relative_gap(obj, bound), resolution_s=r, exact_grid=exact, wall_s=wall,
+                         source=source)
