@@ -1,0 +1,229 @@
+"""The ``paper`` family: the BACE-Pipe simulation setup (system-model.md, "Paper setup").
+
+What is drawn, and how (all draws come from named, seeded streams, see ``_random.Stream``; the cluster draws
+do not depend on the number of jobs or the scales, and job k's draws do not depend on the total number of
+jobs, so the 24-job instance starts with the 8 jobs of the 8-job one and the sensitivity variants share the
+seed's cluster):
+
+- Six regions (PAPER_REGIONS): eu-west (Ireland), us-east (New York), eu-central (Frankfurt), ap-northeast
+  (Tokyo), ap-southeast (Singapore), ap-southeast-2 (Sydney); one GPU type, the NVIDIA RTX A6000
+  (154.8 dense bf16 TFLOPS, 48 GB, 300 W; see profiles.GPUS).
+- GPUs per region: a uniform draw from {16, 32, 64, 128}, times ``gpu_scale``, rounded half-up, at least 1.
+- Per-region network bandwidth: uniform in [25, 100] Gbit/s (rounded to 0.1); full mesh; a link gets the
+  mean of its two ends' bandwidths, times ``bandwidth_scale``.
+- Link latency: great-circle distance between the two cities (geo.CITY_COORDS), one way
+  1.5 * d / (200 km/ms) + 2 ms (geo.py has the rule and its check against Skyplane's RTTs).
+- Electricity: per region a uniform draw in [0.156, 0.295] USD/kWh (the paper's commercial-price range;
+  rounded to 0.001), constant in time, PUE 1.0.  Egress 0.02 USD/GB on every link (AWS inter-region transfer
+  price for most pairs), reported separately: ``objective.egress`` is false, as in the paper.
+- Jobs: job k's model is taken from a seeded permutation of the 8-model catalogue PAPER_MODELS (jobs 1-8 use
+  each model once; jobs 9-16 a new permutation, ...), its dataset is a uniform draw from DATASETS.  Profile
+  (profiles.job_profile): sequence 2048, micro-batch 1, global batch 256 sequences (m = 256 micro-batches,
+  0.52 M tokens per iteration), MFU 0.4, stages K* (with the analytic model, the layer count unless the
+  cluster is smaller).  Tokens: dataset bytes / 4 (about 4 bytes of English text per BPE token: OpenWebText's
+  38 GB gives 9.5 B tokens against nanoGPT's 9.0 B GPT-2 tokens).  Epochs: Alpaca-52k 3 (the Stanford Alpaca
+  recipe), WikiText-103 1, OpenWebText 0.1 (a 0.95 B-token slice; a full epoch would take 10-17 days per
+  job here).  JCTs then range from about 20 minutes to about 2 days.
+- Arrivals: all at 0 by default (the paper's batch of 8 jobs); ``arrivals="poisson"`` draws exponential
+  inter-arrival times with mean ``mean_interarrival_s`` (the first job arrives at 0).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..instance import Instance
+from . import geo
+from ._random import Stream
+from .profiles import GPUS, MODELS, GpuSpec, choose_stages, get_gpu, job_profile
+
+SOURCE = "bace_opt.builders.paper"
+
+
+@dataclass(frozen=True)
+class PaperRegion:
+    name: str
+    city: str
+    aws_region: str       # the matching AWS region (Skyplane naming), for cross-checks
+
+
+PAPER_REGIONS: tuple[PaperRegion, ...] = (
+    PaperRegion("eu-west", "Ireland", "aws:eu-west-1"),
+    PaperRegion("us-east", "New York", "aws:us-east-1"),
+    PaperRegion("eu-central", "Frankfurt", "aws:eu-central-1"),
+    PaperRegion("ap-northeast", "Tokyo", "aws:ap-northeast-1"),
+    PaperRegion("ap-southeast", "Singapore", "aws:ap-southeast-1"),
+    PaperRegion("ap-southeast-2", "Sydney", "aws:ap-southeast-2"),
+)
+
+GPU_COUNTS = (16, 32, 64, 128)
+BANDWIDTH_RANGE_GBPS = (25.0, 100.0)
+PRICE_RANGE_USD_PER_KWH = (0.156, 0.295)
+EGRESS_USD_PER_GB = 0.02
+TOKENS_PER_BYTE = 0.25
+
+PAPER_MODELS = ("Llama-3.1-70B", "Qwen2.5-14B", "Qwen2.5-32B", "Falcon-40B", "Gemma-3-27B", "FLM-101B",
+                "Qwen2.5-72B", "LLaMA-1-33B")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    size_bytes: float
+    epochs: float
+
+    @property
+    def tokens(self) -> float:
+        return self.size_bytes * TOKENS_PER_BYTE
+
+
+DATASETS: tuple[Dataset, ...] = (
+    Dataset("Alpaca-52k", 50e6, 3.0),
+    Dataset("WikiText-103", 0.5e9, 1.0),
+    Dataset("OpenWebText", 38e9, 0.1),
+)
+
+JOB_DEFAULTS = dict(seq_len=2048, micro_batch=1, global_batch=256, mfu=0.4)
+
+
+def _slug(model: str) -> str:
+    return model.lower().replace(" ", "-")
+
+
+def _round_half_up(x: float) -> int:
+    return int(math.floor(x + 0.5))
+
+
+def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0, *,
+                   arrivals: str = "zero", mean_interarrival_s: float = 3600.0, gpu: str | GpuSpec = "A6000",
+                   egress_usd_per_gb: float = EGRESS_USD_PER_GB, max_stages: int | None = None,
+                   name: str | None = None) -> Instance:
+    """Build a paper-family instance (see the module docstring for every rule).  Deterministic per seed."""
+    problems = []
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        problems.append(f"seed must be an integer >= 0, got {seed!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        problems.append(f"jobs must be an integer >= 1, got {jobs!r}")
+    if not (isinstance(bandwidth_scale, (int, float)) and math.isfinite(bandwidth_scale) and bandwidth_scale > 0):
+        problems.append(f"bandwidth_scale must be > 0, got {bandwidth_scale!r}")
+    if not (isinstance(gpu_scale, (int, float)) and math.isfinite(gpu_scale) and gpu_scale > 0):
+        problems.append(f"gpu_scale must be > 0, got {gpu_scale!r}")
+    if arrivals not in ("zero", "poisson"):
+        problems.append(f"arrivals must be 'zero' or 'poisson', got {arrivals!r}")
+    if not mean_interarrival_s > 0:
+        problems.append(f"mean_interarrival_s must be > 0, got {mean_interarrival_s!r}")
+    if not egress_usd_per_gb >= 0:
+        problems.append(f"egress_usd_per_gb must be >= 0, got {egress_usd_per_gb!r}")
+    if problems:
+        raise InputError(problems, "paper_instance")
+    gspec = get_gpu(gpu)
+    if gspec.power_w is None:
+        raise InputError(f"GPU {gspec.name!r} has no power figure; pass a GpuSpec with power_w")
+
+    # ---- cluster (one stream: independent of jobs and scales)
+    cl = Stream("bace-opt/paper", seed, "cluster")
+    base_gpus, region_bw, prices = [], [], []
+    for _ in PAPER_REGIONS:
+        base_gpus.append(cl.choice(GPU_COUNTS))
+        region_bw.append(round(cl.uniform(*BANDWIDTH_RANGE_GBPS), 1))
+        prices.append(round(cl.uniform(*PRICE_RANGE_USD_PER_KWH), 3))
+    gpus = [max(1, _round_half_up(g * gpu_scale)) for g in base_gpus]
+    total = sum(gpus)
+
+    regions = [{"name": r.name, "gpu_type": gspec.name, "gpus": g, "price_usd_per_kwh": p, "pue": 1.0}
+               for r, g, p in zip(PAPER_REGIONS, gpus, prices)]
+    links = []
+    for i, a in enumerate(PAPER_REGIONS):
+        for j in range(i + 1, len(PAPER_REGIONS)):
+            b = PAPER_REGIONS[j]
+            links.append({"a": a.name, "b": b.name,
+                          "bandwidth_gbps": round((region_bw[i] + region_bw[j]) / 2 * bandwidth_scale, 3),
+                          "latency_ms": geo.pair_latency_ms(geo.CITY_COORDS[a.city], geo.CITY_COORDS[b.city]),
+                          "egress_usd_per_gb": float(egress_usd_per_gb)})
+
+    # ---- jobs (job k's draws depend only on seed and k)
+    job_dicts, job_notes = [], []
+    t_arr = 0.0
+    for k in range(jobs):
+        block, pos = divmod(k, len(PAPER_MODELS))
+        model = Stream("bace-opt/paper", seed, "models", block).permutation(PAPER_MODELS)[pos]
+        ds = Stream("bace-opt/paper", seed, "dataset", k).choice(DATASETS)
+        if arrivals == "poisson" and k > 0:
+            t_arr += Stream("bace-opt/paper", seed, "arrival", k).exponential(mean_interarrival_s)
+        job, note = _paper_job(model, ds, gspec, total, max_stages, name=f"{_slug(model)}-{k + 1}",
+                               arrival_s=round(t_arr, 3), gpu_scale=gpu_scale)
+        job_dicts.append(job)
+        job_notes.append(note)
+
+    nm = name or _default_name(seed, jobs, bandwidth_scale, gpu_scale, arrivals)
+    meta = {
+        "source": (f"{SOURCE}.paper_instance: BACE-Pipe setup (Zhang, Liu, Xu, arXiv 2605.25375) rebuilt per "
+                   "../shared/spec/system-model.md 'Paper setup'; GPU figures: NVIDIA RTX A6000 datasheet; "
+                   "model architectures: bace_opt.builders.profiles.MODELS; latency: great-circle rule of "
+                   "bace_opt.builders.geo"),
+        "family": "paper",
+        "seed": seed,
+        "jobs": jobs,
+        "bandwidth_scale": bandwidth_scale,
+        "gpu_scale": gpu_scale,
+        "arrivals": arrivals if arrivals == "zero" else f"poisson, mean inter-arrival {mean_interarrival_s:g} s",
+        "region_bandwidth_gbps": {r.name: bw for r, bw in zip(PAPER_REGIONS, region_bw)},
+        "job_profiles": job_notes,
+        "command": _command(seed, jobs, bandwidth_scale, gpu_scale, arrivals, mean_interarrival_s),
+    }
+    data = {"schema": "bace-opt/instance/v1", "name": nm, "meta": meta,
+            "gpu_types": {gspec.name: {"tflops": gspec.tflops, "memory_gb": gspec.memory_gb,
+                                       "power_w": gspec.power_w}},
+            "reference_gpu": gspec.name, "regions": regions, "links": links, "jobs": job_dicts,
+            "objective": {"egress": False}}
+    return Instance.from_dict(data, source=nm)
+
+
+def _paper_job(model: str, ds: Dataset, gspec: GpuSpec, total_gpus: int, max_stages: int | None, *, name: str,
+               arrival_s: float, gpu_scale: float) -> tuple[dict, dict]:
+    """A job dict (instance file form) and a note on how it was profiled."""
+    cap_note = "K* = argmin single-region T_iter, S <= layers" + (f", S <= {max_stages}" if max_stages else "")
+    kw = dict(JOB_DEFAULTS)
+    try:
+        S = choose_stages(model, gspec, max_stages=max_stages, max_gpus=None, micro_batch=kw["micro_batch"],
+                          seq_len=kw["seq_len"], global_batch=kw["global_batch"], mfu=kw["mfu"])
+        if S > total_gpus:   # the scaled cluster is smaller than K*: re-choose among S <= all GPUs
+            S = choose_stages(model, gspec, max_stages=max_stages, max_gpus=total_gpus,
+                              micro_batch=kw["micro_batch"], seq_len=kw["seq_len"],
+                              global_batch=kw["global_batch"], mfu=kw["mfu"])
+            cap_note += f", S <= {total_gpus} (all GPUs of the cluster)"
+    except InputError as e:
+        raise InputError(f"job {name!r}: {e} (the cluster has {total_gpus} GPUs at gpu_scale={gpu_scale:g})") from None
+    job = job_profile(model, gspec, stages=S, dataset_tokens=ds.tokens, epochs=ds.epochs, name=name,
+                      arrival_s=arrival_s, **kw)
+    d = {"name": job.name, "arrival_s": job.arrival_s, "stages": job.stages, "gpus_per_stage": job.gpus_per_stage,
+         "microbatches": job.microbatches, "iterations": job.iterations, "stage_time_s": job.stage_time_s,
+         "activation_mb": job.activation_mb, "model": job.model, "memory_gb": job.memory_gb}
+    note = {"job": name, "model": model, "params_b": MODELS[model].params_b, "dataset": ds.name,
+            "dataset_tokens": ds.tokens, "epochs": ds.epochs, **kw, "stages_rule": cap_note}
+    return d, note
+
+
+def _default_name(seed, jobs, bw, gs, arrivals) -> str:
+    nm = f"paper-6r-{jobs}j-seed{seed}"
+    if bw != 1.0:
+        nm += f"-bw{bw:g}"
+    if gs != 1.0:
+        nm += f"-gpu{gs:g}"
+    if arrivals == "poisson":
+        nm += "-poisson"
+    return nm
+
+
+def _command(seed, jobs, bw, gs, arrivals, mean_ia) -> str:
+    cmd = f"bace-opt generate paper --seed {seed}"
+    if jobs != 8:
+        cmd += f" --jobs {jobs}"
+    if bw != 1.0:
+        cmd += f" --bandwidth-scale {bw:g}"
+    if gs != 1.0:
+        cmd += f" --gpu-scale {gs:g}"
+    if arrivals == "poisson":
+        cmd += f" --arrivals poisson --mean-interarrival {mean_ia:g}"
+    return cmd
