@@ -1,0 +1,103 @@
+"""Exact models: P1 placement (``placement``: Pyomo MILP; ``placement_cpsat``: CP-SAT) and P2 schedule
+(``schedule``, another module).  ``solve`` returns a ``Schedule`` priced by the evaluator.
+
+    bace_opt.exact.solve(inst, problem="placement", solver="highs", time_limit=60)
+"""
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any, Sequence
+
+from ..errors import BaceOptError, InputError, SolverUnavailableError
+from ..evaluate import make_schedule
+from ..instance import Instance
+from ..schedule import JobPlan, SolverInfo
+from ..solvers.base import SolveOptions
+
+log = logging.getLogger(__name__)
+
+PROBLEMS = ("placement", "schedule")
+
+
+def _options(options: SolveOptions | None, time_limit, gap, threads, log_output) -> SolveOptions:
+    o = options or SolveOptions()
+    kw = {}
+    if time_limit is not None:
+        if not (isinstance(time_limit, (int, float)) and time_limit > 0):
+            raise InputError(f"time_limit: must be > 0 seconds, got {time_limit!r}")
+        kw["time_limit_s"] = float(time_limit)
+    if gap is not None:
+        if not (isinstance(gap, (int, float)) and 0 <= gap < 1):
+            raise InputError(f"gap: must be in [0, 1), got {gap!r}")
+        kw["rel_gap"] = float(gap)
+    if threads is not None:
+        if not (isinstance(threads, int) and threads >= 1):
+            raise InputError(f"threads: must be an integer >= 1, got {threads!r}")
+        kw["threads"] = threads
+    if log_output is not None:
+        kw["log"] = bool(log_output)
+    if kw:
+        from dataclasses import replace
+        o = replace(o, **kw)
+    return o
+
+
+def solve(inst: Instance, problem: str = "placement", solver: str = "highs", time_limit: float | None = None,
+          mu: float = 0.0, *, options: SolveOptions | None = None, gap: float | None = None,
+          threads: int | None = None, log_output: bool | None = None,
+          warm_start: Sequence[JobPlan] | None = None, **kw: Any):
+    """Solve P1 or P2 exactly and return a ``Schedule`` built by ``evaluate.make_schedule``.
+
+    P1 (``problem="placement"``): keyword arguments of ``placement.solve_placement`` (jobs, t0, free_gpus,
+    free_gbps, levels) pass through.  Jobs not started are ``blocked``; jobs arriving after t0 are
+    ``unscheduled``.  ``meta`` holds t0, the cost at t0 prices that the MILP optimized
+    (``cost_at_t0_usd``), the same cost recomputed from the evaluator's figures
+    (``evaluated_cost_at_t0_usd``) and the evaluator's true cost (``evaluated_cost_usd``; differs from the
+    t0 figure only under hourly prices).
+    P2 (``problem="schedule"``): ``bace_opt.exact.schedule.solve_schedule(inst, solver=, options=, mu=, **kw)``.
+    """
+    if problem not in PROBLEMS:
+        raise InputError(f"problem: must be one of {', '.join(PROBLEMS)}, got {problem!r}")
+    opts = _options(options, time_limit, gap, threads, log_output)
+    if problem == "schedule":
+        try:
+            from .schedule import solve_schedule
+        except ModuleNotFoundError as e:
+            if e.name and e.name.startswith("bace_opt.exact.schedule"):
+                raise SolverUnavailableError("problem 'schedule' (P2) is not available in this version: "
+                                             "bace_opt.exact.schedule is missing") from None
+            raise
+        if warm_start is not None:
+            kw["warm_start"] = warm_start
+        return solve_schedule(inst, solver=solver, options=opts, mu=mu, **kw)
+    if mu not in (0, 0.0, None):
+        log.info("mu=%g is ignored by P1 (its objective is lexicographic)", mu)
+    from .placement import cost_at_t0_usd, solve_placement
+    res = solve_placement(inst, solver=solver, options=opts, warm_start=warm_start, **kw)
+    started = {p.name for p in res.plans}
+    waiting = set(res.blocked) | started
+    plans = list(res.plans) + [JobPlan(n, "blocked") for n in res.blocked]
+    for j in inst.jobs:
+        if j.name not in waiting:
+            plans.append(JobPlan(j.name, "unscheduled"))
+    info = res.solver_info
+    extra = dict(info.extra)
+    meta = {"problem": "placement", "t0": res.t0, "lexicographic": "sequential: max jobs started, then min cost "
+            "at t0 prices, then min total run time (models/placement.md P1.17-P1.19)"}
+    sched = make_schedule(inst, plans, method=f"exact-placement-{solver}", solver=info, meta=meta)
+    if res.plans:
+        eval_t0 = cost_at_t0_usd(inst, res.plans, res.t0)
+        m = sched.metrics
+        true_cost = m["total_electricity_usd"] + (m["total_egress_usd"] if inst.objective.egress else 0.0)
+        milp_cost = extra.get("cost_usd")
+        meta.update(cost_at_t0_usd=milp_cost, evaluated_cost_at_t0_usd=eval_t0, evaluated_cost_usd=true_cost)
+        if milp_cost is not None:
+            dev = abs(milp_cost - eval_t0) / max(abs(eval_t0), 1e-9)
+            meta["objective_check_rel_diff"] = dev
+            if dev > 1e-6:
+                log.warning("P1 %s: solver cost %.9g differs from the evaluator's recomputation %.9g (rel %.2g)",
+                            solver, milp_cost, eval_t0, dev)
+    else:
+        meta.update(cost_at_t0_usd=extra.get("cost_usd", 0.0), evaluated_cost_at_t0_usd=0.0, evaluated_cost_usd=0.0)
+    return sched.replace(meta=meta)

@@ -1,0 +1,88 @@
+"""HiGHS through Pyomo (``pyomo.contrib.appsi.solvers.highs``: the in-process highspy interface that
+supports warm starts).
+
+``solve_pyomo(model, options)`` solves a Pyomo model in place: on success the variable values are loaded
+into the model, and the result carries termination, incumbent objective, proven bound, node count and the
+solve time (the model build time is the caller's to measure).
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import pyomo.environ as pyo
+
+from .base import SolveOptions, SolveResult, Termination
+
+log = logging.getLogger(__name__)
+
+NAME = "highs"
+
+
+def available() -> bool:
+    try:
+        import highspy  # noqa: F401
+        from pyomo.contrib.appsi.solvers.highs import Highs
+        return bool(Highs().available())
+    except Exception:  # any import problem means "not available"
+        return False
+
+
+def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bool = False,
+                time_limit_s: float | None = None) -> SolveResult:
+    """Solve ``model`` with HiGHS.  ``warm_start``: pass the variables' current values as a start
+    (HiGHS checks it and uses it as the first incumbent when feasible).  ``time_limit_s`` overrides
+    ``options.time_limit_s`` (the lexicographic driver passes what is left of the budget)."""
+    from pyomo.contrib.appsi.base import TerminationCondition as TC
+    from pyomo.contrib.appsi.solvers.highs import Highs
+
+    opt = Highs()
+    cfg = opt.config
+    tl = options.time_limit_s if time_limit_s is None else time_limit_s
+    if tl is not None:
+        cfg.time_limit = max(float(tl), 0.01)
+    cfg.mip_gap = options.rel_gap
+    cfg.stream_solver = bool(options.log)
+    cfg.load_solution = False
+    cfg.warmstart = bool(warm_start)
+    hopts = opt.highs_options
+    hopts["mip_feasibility_tolerance"] = 1e-9
+    hopts["mip_abs_gap"] = 1e-9
+    hopts["random_seed"] = int(options.seed)
+    if options.threads is not None:
+        hopts["threads"] = int(options.threads)
+    for k, v in dict(options.backend_options).items():
+        hopts[k] = v
+    t = time.perf_counter()
+    try:
+        res = opt.solve(model)
+    except Exception as e:  # the back end failed: report, do not crash the caller
+        return SolveResult(NAME, Termination.ERROR, message=f"HiGHS failed: {type(e).__name__}: {e}",
+                           solve_s=time.perf_counter() - t)
+    solve_s = time.perf_counter() - t
+    tc = res.termination_condition
+    obj = res.best_feasible_objective
+    bound = res.best_objective_bound
+    nodes = None
+    try:
+        info = opt._solver_model.getInfo()  # highspy object owned by the interface
+        nodes = int(info.mip_node_count) if info.mip_node_count >= 0 else None
+    except Exception:
+        pass
+    has_sol = obj is not None
+    if has_sol:
+        res.solution_loader.load_vars()
+    if tc == TC.optimal:
+        term = Termination.OPTIMAL
+        if bound is None:
+            bound = obj
+    elif tc == TC.infeasible:
+        term = Termination.INFEASIBLE
+    elif tc in (TC.maxTimeLimit, TC.maxIterations, TC.interrupted, TC.objectiveLimit):
+        term = Termination.FEASIBLE if has_sol else Termination.TIME_LIMIT
+    elif tc == TC.infeasibleOrUnbounded or tc == TC.unbounded:
+        term = Termination.INFEASIBLE
+    else:
+        term = Termination.FEASIBLE if has_sol else Termination.ERROR
+    msg = None if term in (Termination.OPTIMAL, Termination.FEASIBLE) else f"HiGHS: {tc.name}"
+    return SolveResult(NAME, term, objective=obj, bound=bound, solve_s=solve_s, nodes=nodes, message=msg)

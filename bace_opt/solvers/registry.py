@@ -1,0 +1,73 @@
+"""Registry of solver back ends: names, what each is, whether it is installed.
+
+    available("scip")   -> bool
+    require("cpsat")    -> raises SolverUnavailableError with a clear message if missing
+    names()             -> all known back-end names
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import SolverUnavailableError
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    description: str
+    kind: str                      # "milp" (solves the Pyomo model) or "cp" (its own CP-SAT model)
+    check: Callable[[], bool]
+    warm_start: bool
+
+
+def _highs():
+    from . import highs
+    return highs.available()
+
+
+def _scip():
+    from . import mathopt
+    return mathopt.available("scip")
+
+
+def _mo_highs():
+    from . import mathopt
+    return mathopt.available("mathopt-highs")
+
+
+def _cpsat():
+    from . import cpsat
+    return cpsat.available()
+
+
+BACKENDS: dict[str, Backend] = {
+    "highs": Backend("highs", "HiGHS in-process through Pyomo (appsi)", "milp", _highs, True),
+    "scip": Backend("scip", "SCIP through OR-Tools MathOpt, from the Pyomo model's MPS export", "milp", _scip, True),
+    "mathopt-highs": Backend("mathopt-highs", "HiGHS through OR-Tools MathOpt, from the Pyomo model's MPS export",
+                             "milp", _mo_highs, False),
+    "cpsat": Backend("cpsat", "OR-Tools CP-SAT on its own integer model", "cp", _cpsat, True),
+}
+
+
+def names() -> list[str]:
+    return list(BACKENDS)
+
+
+def available(name: str) -> bool:
+    b = BACKENDS.get(name)
+    if b is None:
+        return False
+    try:
+        return bool(b.check())
+    except Exception:
+        return False
+
+
+def require(name: str) -> Backend:
+    if name not in BACKENDS:
+        raise SolverUnavailableError(f"unknown solver {name!r}; known: {', '.join(BACKENDS)}")
+    if not available(name):
+        raise SolverUnavailableError(f"solver {name!r} ({BACKENDS[name].description}) is not installed or "
+                                     f"cannot be imported")
+    return BACKENDS[name]
