@@ -23,7 +23,7 @@ policy's rules) are ``unscheduled``.
 
 The output is ``bace_opt.evaluate.make_schedule(inst, plans, method=policy.name, meta=...)`` with meta:
 ``mode``, ``policy``, ``policy_options``, ``seed``, ``events`` (events processed), ``decisions`` (policy
-calls), ``jobs[name] = {"wait_s", "hol_blocked_s", "run_s"}`` and the totals ``total_hol_blocked_s``.
+calls), ``end_s`` (time of the last event), ``jobs[name] = {"wait_s", "hol_blocked_s", "run_s"}`` and the totals ``total_hol_blocked_s``.
 
 Head-of-line blocked time (our reading, precise): after each decision at time t, a job still waiting is
 *HoL-blocked* over [t, t') (t' the next event) if the policy's own placement rule (``policy.place``) finds a
@@ -245,7 +245,7 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
                                "hol_blocked_s": hol_s[j.name], "run_s": None}
     opts = dict(getattr(pol, "options", {}) or {})
     meta: dict[str, Any] = {"mode": mode, "policy": name, "policy_options": opts, "seed": seed,
-                            "events": stats.events, "decisions": stats.decisions, "track_hol": track_hol,
+                            "events": stats.events, "decisions": stats.decisions, "end_s": last_t, "track_hol": track_hol,
                             "total_hol_blocked_s": math.fsum(hol_s.values()), "jobs": per_job}
     extra = getattr(pol, "extra_meta", None)
     if callable(extra):

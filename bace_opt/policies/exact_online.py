@@ -58,14 +58,11 @@ class ExactP1:
                               options=SolveOptions(time_limit_s=self.time_limit_s, seed=self.seed))
         plans = [p for p in (getattr(res, "plans", None) or []) if p.status == "done"]
         info = {"t_s": now, "jobs": len(queue), "started": len(plans), "wall_s": time.perf_counter() - t}
-        for attr in ("termination", "status"):
-            v = getattr(res, attr, None)
-            if v is not None:
-                info["status"] = getattr(v, "value", str(v))
-                break
-        gap = getattr(res, "gap", None)
-        if gap is not None:
-            info["gap"] = gap
+        si = getattr(res, "solver_info", None)
+        if si is not None:
+            info["status"] = si.status
+            if si.gap is not None:
+                info["gap"] = si.gap
         self.calls.append(info)
         log.debug("exact-p1 at t=%g: %s", now, info)
         return plans
