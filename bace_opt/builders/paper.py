@@ -36,7 +36,7 @@ from ..errors import InputError
 from ..instance import Instance
 from . import geo
 from ._random import Stream
-from .profiles import GPUS, MODELS, GpuSpec, choose_stages, get_gpu, job_profile
+from .profiles import MODELS, GpuSpec, choose_stages, get_gpu, job_profile
 
 SOURCE = "bace_opt.builders.paper"
 
@@ -143,18 +143,9 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
                           "egress_usd_per_gb": float(egress_usd_per_gb)})
 
     # ---- jobs (job k's draws depend only on seed and k)
-    job_dicts, job_notes = [], []
-    t_arr = 0.0
-    for k in range(jobs):
-        block, pos = divmod(k, len(PAPER_MODELS))
-        model = Stream("bace-opt/paper", seed, "models", block).permutation(PAPER_MODELS)[pos]
-        ds = Stream("bace-opt/paper", seed, "dataset", k).choice(DATASETS)
-        if arrivals == "poisson" and k > 0:
-            t_arr += Stream("bace-opt/paper", seed, "arrival", k).exponential(mean_interarrival_s)
-        job, note = _paper_job(model, ds, gspec, total, max_stages, name=f"{_slug(model)}-{k + 1}",
-                               arrival_s=round(t_arr, 3), gpu_scale=gpu_scale)
-        job_dicts.append(job)
-        job_notes.append(note)
+    job_dicts, job_notes = paper_jobs(seed, jobs, gspec, total, arrivals=arrivals,
+                                      mean_interarrival_s=mean_interarrival_s, max_stages=max_stages,
+                                      scale_note=f"gpu_scale={gpu_scale:g}")
 
     nm = name or _default_name(seed, jobs, bandwidth_scale, gpu_scale, arrivals)
     meta = {
@@ -180,8 +171,29 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
     return Instance.from_dict(data, source=nm)
 
 
+def paper_jobs(seed: int, jobs: int, gpu: str | GpuSpec, total_gpus: int, *, arrivals: str = "zero",
+               mean_interarrival_s: float = 3600.0, max_stages: int | None = None, stream: str = "bace-opt/paper",
+               scale_note: str = "") -> tuple[list[dict], list[dict]]:
+    """The paper family's jobs for a cluster of ``total_gpus`` GPUs of type ``gpu``: job dicts (instance file
+    form) and one note per job on how it was profiled.  Job k's draws depend only on (stream, seed, k)."""
+    gspec = get_gpu(gpu)
+    job_dicts, job_notes = [], []
+    t_arr = 0.0
+    for k in range(jobs):
+        block, pos = divmod(k, len(PAPER_MODELS))
+        model = Stream(stream, seed, "models", block).permutation(PAPER_MODELS)[pos]
+        ds = Stream(stream, seed, "dataset", k).choice(DATASETS)
+        if arrivals == "poisson" and k > 0:
+            t_arr += Stream(stream, seed, "arrival", k).exponential(mean_interarrival_s)
+        job, note = _paper_job(model, ds, gspec, total_gpus, max_stages, name=f"{_slug(model)}-{k + 1}",
+                               arrival_s=round(t_arr, 3), scale_note=scale_note)
+        job_dicts.append(job)
+        job_notes.append(note)
+    return job_dicts, job_notes
+
+
 def _paper_job(model: str, ds: Dataset, gspec: GpuSpec, total_gpus: int, max_stages: int | None, *, name: str,
-               arrival_s: float, gpu_scale: float) -> tuple[dict, dict]:
+               arrival_s: float, scale_note: str) -> tuple[dict, dict]:
     """A job dict (instance file form) and a note on how it was profiled."""
     cap_note = "K* = argmin single-region T_iter, S <= layers" + (f", S <= {max_stages}" if max_stages else "")
     kw = dict(JOB_DEFAULTS)
@@ -194,7 +206,8 @@ def _paper_job(model: str, ds: Dataset, gspec: GpuSpec, total_gpus: int, max_sta
                               global_batch=kw["global_batch"], mfu=kw["mfu"])
             cap_note += f", S <= {total_gpus} (all GPUs of the cluster)"
     except InputError as e:
-        raise InputError(f"job {name!r}: {e} (the cluster has {total_gpus} GPUs at gpu_scale={gpu_scale:g})") from None
+        raise InputError(f"job {name!r}: {e} (the cluster has {total_gpus} GPUs"
+                         f"{', ' + scale_note if scale_note else ''})") from None
     job = job_profile(model, gspec, stages=S, dataset_tokens=ds.tokens, epochs=ds.epochs, name=name,
                       arrival_s=arrival_s, **kw)
     d = {"name": job.name, "arrival_s": job.arrival_s, "stages": job.stages, "gpus_per_stage": job.gpus_per_stage,

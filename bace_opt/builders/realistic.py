@@ -1,0 +1,411 @@
+"""The ``realistic`` family: instances from the raw third-party formats in a data folder the user gives.
+
+Reads (and only reads) ``<data_dir>/skyplane``, ``<data_dir>/green_dcc`` and, for WAN topologies,
+a GML file (``<data_dir>/topologies/topozoo/<Name>.gml`` or any path).  Nothing is copied into the repository;
+the shipped instances hold derived numbers only and name their sources in ``meta``.
+
+Cloud mode (``topology_gml=None``): the regions are cloud regions in Skyplane naming (``aws:us-east-1``,
+``gcp:europe-west3`` with or without the zone suffix), fully meshed where measurements exist.
+
+- Bandwidth of link {u, v} = aggregate (``aggregate``: median by default; mean, min, max) of Skyplane's
+  iperf3 ``throughput_recieved`` (bit/s, 64 TCP flows between ONE VM pair; successful runs only) over the
+  measurements of BOTH directions, / 1e9 -> Gbit/s, times ``vm_pairs_per_link`` (default 8): our reading of
+  a region pair's capacity as 8 parallel VM pairs, which Skyplane (NSDI'23) shows scales about linearly.
+- Latency = aggregate of ``avg_rtt`` (ms, ping) over both directions / 2 (one way).
+- Egress price of a link = mean of the two directions' USD/GB (skyplane/egress_cost.csv): exact for the
+  model, whose traffic over a hop is half forward activations, half backward gradients.
+- A pair without a throughput or a latency measurement gets no link (listed in ``meta.missing_pairs``);
+  the instance must still be connected, else an InputError names the cut-off regions.
+- Electricity: the region's grid zone from green_dcc/cloud_region_to_grid_zone_curated.csv, its hourly
+  day-ahead price from electricity_price_usd_mwh_hourly_2023_wide.csv for ``hours`` hours starting at
+  ``price_day`` 00:00 UTC: USD/MWh / 1000 + ``retail_adder_usd_per_kwh`` (default 0.10: network charges,
+  levies and supplier margin on top of the wholesale price), clipped at >= 0 (wholesale prices can be
+  negative).  ``price_series`` starts at t = 0 (= price_day 00:00 UTC), step 3600 s; past its end the last
+  value holds.  ``price_usd_per_kwh`` is the mean of the series.
+- GPUs: ``gpus`` (an int for every region, or a dict region -> count); default a seeded draw from
+  {16, 32, 64, 128} per region, as in the paper family.  GPU type: the A6000 of the paper by default.
+- Jobs: the paper family's job generator (paper.paper_jobs), seeded the same way.
+
+WAN mode (``topology_gml`` given): the regions are the GML nodes (named by their ``label``); ``sites`` maps a
+node label to ``{"zone": <grid zone or cloud region id>, "gpus": n}``; every other node is a transit region
+(gpus 0, price 0).  Links are the GML edges; parallel edges are merged (capacities add up, latency = the
+smaller).  Capacity: ``LinkSpeedRaw`` (bit/s) when present, else an ``OC-n`` label (n x 51.84 Mbit/s), else
+``default_capacity_gbps``; times ``capacity_scale``.  Latency from the nodes' coordinates with the WAN rule
+of geo.py (1.2 x great-circle / 200 km/ms + 0.5 ms per link).  No egress price.
+"""
+from __future__ import annotations
+
+import csv
+import logging
+import math
+import re
+import statistics
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import networkx as nx
+
+from ..errors import InputError
+from ..instance import Instance
+from . import geo
+from ._random import Stream
+from .paper import GPU_COUNTS, paper_jobs
+from .profiles import GpuSpec, get_gpu
+
+log = logging.getLogger(__name__)
+SOURCE = "bace_opt.builders.realistic"
+
+DEFAULT_REGIONS = ("aws:us-east-1", "aws:us-west-1", "aws:eu-central-1", "aws:ap-northeast-1",
+                   "aws:ap-southeast-1", "aws:ap-southeast-2")
+AGGREGATES = {"median": statistics.median, "mean": statistics.fmean, "min": min, "max": max}
+RETAIL_ADDER_USD_PER_KWH = 0.10
+OC_UNIT_GBPS = 0.05184
+
+
+def _norm(region: str) -> str:
+    """Skyplane GCP names carry a zone suffix (gcp:us-east4-a); the curated map does not."""
+    return re.sub(r"^(gcp:.+\d)-[a-z]$", r"\1", region.strip())
+
+
+def _data_file(data_dir: Path, *parts: str) -> Path:
+    p = data_dir.joinpath(*parts)
+    if not p.is_file():
+        raise InputError(f"data file not found: {p} (expected the layout of ../shared/data)")
+    return p
+
+
+def _read_csv(path: Path) -> list[dict]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _data_dir(data_dir) -> Path:
+    if data_dir is None:
+        raise InputError("realistic instances need a data folder (the layout of ../shared/data)")
+    d = Path(data_dir)
+    if not d.is_dir():
+        raise InputError(f"data folder not found: {d}")
+    return d
+
+
+# ---------------------------------------------------------------------- prices
+
+def zone_map(data_dir) -> dict[str, str]:
+    """cloud region (normalised) -> grid zone, from green_dcc/cloud_region_to_grid_zone_curated.csv."""
+    rows = _read_csv(_data_file(_data_dir(data_dir), "green_dcc", "cloud_region_to_grid_zone_curated.csv"))
+    return {_norm(r["cloud_region"]): r["grid_zone"] for r in rows}
+
+
+def hourly_prices_usd_per_kwh(data_dir, zones, price_day: str = "2023-07-01", hours: int = 24,
+                              retail_adder_usd_per_kwh: float = RETAIL_ADDER_USD_PER_KWH) -> dict[str, list[float]]:
+    """zone -> ``hours`` hourly retail prices (USD/kWh) from ``price_day`` 00:00 UTC: wholesale / 1000 + adder,
+    clipped at >= 0, rounded to 1e-5."""
+    path = _data_file(_data_dir(data_dir), "green_dcc", "electricity_price_usd_mwh_hourly_2023_wide.csv")
+    try:
+        t0 = datetime.strptime(price_day, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+    except (TypeError, ValueError):
+        raise InputError(f"price_day must be a date YYYY-MM-DD, got {price_day!r}") from None
+    if not isinstance(hours, int) or hours < 1:
+        raise InputError(f"hours must be an integer >= 1, got {hours!r}")
+    wanted = {(t0 + timedelta(hours=h)).strftime("%Y-%m-%d %H:%M:%S+00:00"): h for h in range(hours)}
+    zones = list(dict.fromkeys(zones))
+    out = {z: [None] * hours for z in zones}
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        missing = [z for z in zones if z not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(f"{path}: no price column for zone(s) {', '.join(missing)}")
+        for row in reader:
+            h = wanted.get(row["datetime_utc"])
+            if h is None:
+                continue
+            for z in zones:
+                v = row[z]
+                if v not in ("", None):
+                    out[z][h] = max(0.0, round(float(v) / 1000.0 + retail_adder_usd_per_kwh, 5))
+    for z, vals in out.items():
+        gaps = [h for h, v in enumerate(vals) if v is None]
+        if len(gaps) == hours:
+            raise InputError(f"{path}: no prices for zone {z} in the {hours} h from {price_day} (data covers 2023)")
+        for h in gaps:  # a missing hour takes the previous hour's value (or the next one's at the start)
+            prev = next((vals[k] for k in range(h - 1, -1, -1) if vals[k] is not None), None)
+            vals[h] = prev if prev is not None else next(v for v in vals if v is not None)
+        if gaps:
+            log.info("zone %s: %d missing hour(s) filled with the previous value", z, len(gaps))
+    return out
+
+
+# ---------------------------------------------------------------------- cloud mode
+
+def _pair_measurements(rows, key_src, key_dst, value, regions) -> dict[frozenset, list[float]]:
+    want = {_norm(r): r for r in regions}
+    out: dict[frozenset, list[float]] = {}
+    for r in rows:
+        a, b = want.get(_norm(r[key_src])), want.get(_norm(r[key_dst]))
+        if a is None or b is None or a == b:
+            continue
+        if r.get("success", "True") not in ("True", "true", "1"):
+            continue
+        try:
+            x = float(r[value])
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(x) and x > 0:
+            out.setdefault(frozenset((a, b)), []).append(x)
+    return out
+
+
+def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs: int = 8,
+                       gpus: int | dict | None = None, gpu: str | GpuSpec = "A6000", vm_pairs_per_link: float = 8,
+                       aggregate: str = "median", price_day: str = "2023-07-01", hours: int = 168,
+                       retail_adder_usd_per_kwh: float = RETAIL_ADDER_USD_PER_KWH, topology_gml=None,
+                       sites: dict | None = None, default_capacity_gbps: float = 100.0, capacity_scale: float = 1.0,
+                       arrivals: str = "zero", mean_interarrival_s: float = 3600.0, egress_objective: bool = False,
+                       name: str | None = None) -> Instance:
+    """A realistic instance from the data folder (module docstring has every rule)."""
+    d = _data_dir(data_dir)
+    problems = []
+    if aggregate not in AGGREGATES:
+        problems.append(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
+    if not (isinstance(vm_pairs_per_link, (int, float)) and vm_pairs_per_link > 0):
+        problems.append(f"vm_pairs_per_link must be > 0, got {vm_pairs_per_link!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        problems.append(f"seed must be an integer >= 0, got {seed!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
+        problems.append(f"jobs must be an integer >= 0, got {jobs!r}")
+    if not default_capacity_gbps > 0 or not capacity_scale > 0:
+        problems.append("default_capacity_gbps and capacity_scale must be > 0")
+    if arrivals not in ("zero", "poisson"):
+        problems.append(f"arrivals must be 'zero' or 'poisson', got {arrivals!r}")
+    if problems:
+        raise InputError(problems, "realistic_instance")
+    gspec = get_gpu(gpu)
+    if gspec.power_w is None:
+        raise InputError(f"GPU {gspec.name!r} has no power figure; pass a GpuSpec with power_w")
+    if topology_gml is not None:
+        return _wan_instance(d, topology_gml, sites or {}, seed=seed, jobs=jobs, gspec=gspec, price_day=price_day,
+                             hours=hours, adder=retail_adder_usd_per_kwh, default_capacity_gbps=default_capacity_gbps,
+                             capacity_scale=capacity_scale, arrivals=arrivals, mean_ia=mean_interarrival_s, name=name)
+    if sites:
+        raise InputError("sites only apply with topology_gml (a WAN topology)")
+
+    regions = list(dict.fromkeys(str(r) for r in regions))
+    if len(regions) < 2:
+        raise InputError(f"need at least 2 regions, got {regions!r}")
+    zmap = zone_map(d)
+    unknown = [r for r in regions if _norm(r) not in zmap]
+    if unknown:
+        raise InputError(f"no grid zone for region(s) {', '.join(unknown)} in "
+                         f"green_dcc/cloud_region_to_grid_zone_curated.csv (known: {', '.join(sorted(zmap))})")
+    zones = {r: zmap[_norm(r)] for r in regions}
+    prices = hourly_prices_usd_per_kwh(d, zones.values(), price_day, hours, retail_adder_usd_per_kwh)
+    counts = _gpu_counts(gpus, regions, seed)
+
+    tp = _pair_measurements(_read_csv(_data_file(d, "skyplane", "throughput_2022_11.csv")),
+                            "src_region", "dst_region", "throughput_recieved", regions)
+    lat = _pair_measurements(_read_csv(_data_file(d, "skyplane", "latency.csv")),
+                             "src_region", "dst_region", "avg_rtt", regions)
+    eg = {}
+    for r in _read_csv(_data_file(d, "skyplane", "egress_cost.csv")):
+        eg[(_norm(r["src"]), _norm(r["dest"]))] = float(r["cost"])
+    agg = AGGREGATES[aggregate]
+    links, missing = [], []
+    for i, a in enumerate(regions):
+        for b in regions[i + 1:]:
+            key = frozenset((a, b))
+            if key not in tp or key not in lat:
+                missing.append({"pair": [a, b], "throughput": key in tp, "latency": key in lat})
+                continue
+            e_ab, e_ba = eg.get((_norm(a), _norm(b))), eg.get((_norm(b), _norm(a)))
+            e = [x for x in (e_ab, e_ba) if x is not None]
+            links.append({"a": a, "b": b,
+                          "bandwidth_gbps": round(agg(tp[key]) / 1e9 * vm_pairs_per_link, 3),
+                          "latency_ms": round(agg(lat[key]) / 2.0, 3),
+                          "egress_usd_per_gb": round(sum(e) / len(e), 5) if e else 0.0})
+    if missing:
+        log.info("no measurements for %d pair(s): %s", len(missing), missing)
+
+    region_dicts = [_region(r, gspec, counts[r], prices[zones[r]]) for r in regions]
+    total = sum(counts.values())
+    job_dicts, notes = paper_jobs(seed, jobs, gspec, total, arrivals=arrivals, mean_interarrival_s=mean_interarrival_s,
+                                  stream="bace-opt/realistic")
+    nm = name or f"realistic-{len(regions)}r-{jobs}j-seed{seed}"
+    meta = {
+        "source": (f"{SOURCE}.realistic_instance from {d.name}/: Skyplane (github.com/skyplane-project/skyplane) "
+                   "throughput_2022_11.csv, latency.csv, egress_cost.csv; green-dcc (github.com/HewlettPackard/"
+                   "green-dcc) hourly day-ahead prices 2023 (ENTSO-E, PJM, CAISO, JEPX, EMC, AEMO, ...) via "
+                   "cloud_region_to_grid_zone_curated.csv; jobs: bace_opt.builders.paper.paper_jobs"),
+        "family": "realistic", "seed": seed,
+        "bandwidth_rule": f"{aggregate} of iperf3 throughput_recieved over both directions / 1e9 x "
+                          f"{vm_pairs_per_link:g} VM pairs per link",
+        "latency_rule": f"{aggregate} of ping avg_rtt over both directions / 2",
+        "price_rule": f"hourly wholesale USD/MWh / 1000 + {retail_adder_usd_per_kwh:g} USD/kWh retail adder, "
+                      f"clipped at >= 0; t = 0 is {price_day} 00:00 UTC; {hours} hours",
+        "grid_zones": zones, "missing_pairs": missing, "job_profiles": notes,
+    }
+    return _finish(nm, meta, gspec, region_dicts, links, job_dicts, egress_objective)
+
+
+def _region(name: str, gspec: GpuSpec, gpus: int, series: list[float]) -> dict:
+    return {"name": name, "gpu_type": gspec.name, "gpus": gpus,
+            "price_usd_per_kwh": round(statistics.fmean(series), 5), "pue": 1.0,
+            "price_series": {"start_s": 0.0, "step_s": 3600.0, "usd_per_kwh": series}}
+
+
+def _gpu_counts(gpus, regions, seed) -> dict[str, int]:
+    if gpus is None:
+        return {r: Stream("bace-opt/realistic", seed, "gpus", r).choice(GPU_COUNTS) for r in regions}
+    if isinstance(gpus, bool):
+        raise InputError(f"gpus must be an integer or a mapping region -> count, got {gpus!r}")
+    if isinstance(gpus, int):
+        if gpus < 1:
+            raise InputError(f"gpus must be >= 1, got {gpus}")
+        return {r: gpus for r in regions}
+    if isinstance(gpus, dict):
+        extra = sorted(set(gpus) - set(regions))
+        if extra:
+            raise InputError(f"gpus names unknown region(s) {', '.join(extra)}")
+        out = {}
+        for r in regions:
+            v = gpus.get(r)
+            if v is None:
+                v = Stream("bace-opt/realistic", seed, "gpus", r).choice(GPU_COUNTS)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise InputError(f"gpus[{r!r}] must be an integer >= 0, got {v!r}")
+            out[r] = v
+        return out
+    raise InputError(f"gpus must be an integer or a mapping region -> count, got {gpus!r}")
+
+
+def _finish(nm, meta, gspec, regions, links, jobs, egress_objective) -> Instance:
+    data = {"schema": "bace-opt/instance/v1", "name": nm, "meta": meta,
+            "gpu_types": {gspec.name: {"tflops": gspec.tflops, "memory_gb": gspec.memory_gb, "power_w": gspec.power_w}},
+            "reference_gpu": gspec.name, "regions": regions, "links": links, "jobs": jobs,
+            "objective": {"egress": bool(egress_objective)}}
+    return Instance.from_dict(data, source=nm)
+
+
+# ---------------------------------------------------------------------- WAN mode (GML)
+
+def resolve_gml(data_dir: Path, topology_gml) -> Path:
+    """A GML path as given, or ``<data_dir>/topologies/topozoo/<name>[.gml]``."""
+    p = Path(topology_gml)
+    if p.is_file():
+        return p
+    for cand in (data_dir / "topologies" / "topozoo" / p.name, data_dir / "topologies" / "topozoo" / f"{p.name}.gml"):
+        if cand.is_file():
+            return cand
+    raise InputError(f"GML topology not found: {topology_gml} (nor in {data_dir / 'topologies' / 'topozoo'})")
+
+
+def read_gml(path) -> nx.MultiGraph:
+    """Read a Topology Zoo GML file as a MultiGraph (files with parallel edges need ``multigraph 1``)."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    if not re.search(r"^\s*multigraph\s+1", text, flags=re.M):
+        text = re.sub(r"graph\s*\[", "graph [\n  multigraph 1", text, count=1)
+    try:
+        g = nx.parse_gml(text, label="id")
+    except (nx.NetworkXError, ValueError) as e:
+        raise InputError(f"{path}: cannot parse GML: {e}") from None
+    return nx.MultiGraph(g)
+
+
+def _edge_capacity_gbps(attrs: dict, default: float) -> tuple[float, str]:
+    raw = attrs.get("LinkSpeedRaw")
+    if isinstance(raw, (int, float)) and raw > 0:
+        return raw / 1e9, "LinkSpeedRaw"
+    for k in ("LinkLabel", "LinkType"):
+        m = re.search(r"OC-?(\d+)", str(attrs.get(k, "")), flags=re.I)
+        if m:
+            return int(m.group(1)) * OC_UNIT_GBPS, k
+    return default, "default"
+
+
+def _wan_instance(d: Path, topology_gml, sites: dict, *, seed, jobs, gspec, price_day, hours, adder,
+                  default_capacity_gbps, capacity_scale, arrivals, mean_ia, name) -> Instance:
+    path = resolve_gml(d, topology_gml)
+    g = read_gml(path)
+    labels: dict = {}
+    seen: dict[str, int] = {}
+    for n, a in sorted(g.nodes(data=True), key=lambda x: x[0]):
+        lab = str(a.get("label", n))
+        if lab in seen:
+            seen[lab] += 1
+            lab = f"{lab} ({n})"
+        else:
+            seen[lab] = 1
+        labels[n] = lab
+    by_label = {v: k for k, v in labels.items()}
+    if not sites:
+        raise InputError(f"WAN mode needs sites: a mapping node label -> {{'zone': ..., 'gpus': n}} "
+                         f"(nodes of {path.name}: {', '.join(labels.values())})")
+    zmap = zone_map(d)
+    site_zone, site_gpus, problems = {}, {}, []
+    for lab, spec in sites.items():
+        if lab not in by_label:
+            problems.append(f"sites: {lab!r} is not a node of {path.name} (nodes: {', '.join(labels.values())})")
+            continue
+        if not isinstance(spec, dict) or set(spec) - {"zone", "gpus"} or "zone" not in spec:
+            problems.append(f"sites[{lab!r}]: must be {{'zone': <grid zone or cloud region>, 'gpus': n}}")
+            continue
+        z = str(spec["zone"])
+        site_zone[lab] = zmap.get(_norm(z), z)
+        n = spec.get("gpus", None)
+        site_gpus[lab] = Stream("bace-opt/realistic", seed, "gpus", lab).choice(GPU_COUNTS) if n is None else n
+        if isinstance(site_gpus[lab], bool) or not isinstance(site_gpus[lab], int) or site_gpus[lab] < 1:
+            problems.append(f"sites[{lab!r}].gpus: must be an integer >= 1, got {site_gpus[lab]!r}")
+    if problems:
+        raise InputError(problems, "realistic_instance")
+    prices = hourly_prices_usd_per_kwh(d, site_zone.values(), price_day, hours, adder)
+
+    coords = {}
+    for n, a in g.nodes(data=True):
+        if "Latitude" in a and "Longitude" in a:
+            coords[n] = (float(a["Latitude"]), float(a["Longitude"]))
+    merged: dict[tuple, dict] = {}
+    cap_sources = set()
+    for u, v, a in g.edges(data=True):
+        if u == v:
+            continue
+        for n in (u, v):
+            if n not in coords:
+                raise InputError(f"{path.name}: node {labels[n]!r} has no Latitude/Longitude; cannot derive latency")
+        cap, src = _edge_capacity_gbps(a, default_capacity_gbps)
+        cap_sources.add(src)
+        lat = geo.pair_latency_ms(coords[u], coords[v], geo.WAN_INFLATION, geo.WAN_OVERHEAD_MS)
+        key = tuple(sorted((labels[u], labels[v])))
+        if key in merged:
+            merged[key]["bandwidth_gbps"] += cap * capacity_scale
+            merged[key]["latency_ms"] = min(merged[key]["latency_ms"], lat)
+        else:
+            merged[key] = {"a": key[0], "b": key[1], "bandwidth_gbps": cap * capacity_scale, "latency_ms": lat,
+                           "egress_usd_per_gb": 0.0}
+    links = [dict(l, bandwidth_gbps=round(l["bandwidth_gbps"], 4)) for _, l in sorted(merged.items())]
+    node_order = [labels[n] for n in sorted(labels)]
+    region_dicts = []
+    for lab in node_order:
+        if lab in site_zone:
+            region_dicts.append(_region(lab, gspec, site_gpus[lab], prices[site_zone[lab]]))
+        else:
+            region_dicts.append({"name": lab, "gpu_type": gspec.name, "gpus": 0, "price_usd_per_kwh": 0.0, "pue": 1.0})
+    total = sum(site_gpus.values())
+    job_dicts, notes = paper_jobs(seed, jobs, gspec, total, arrivals=arrivals, mean_interarrival_s=mean_ia,
+                                  stream="bace-opt/realistic")
+    net = str(g.graph.get("label") or g.graph.get("Network") or path.stem)
+    nm = name or f"wan-{net.lower()}-{len(site_zone)}s-{len(node_order) - len(site_zone)}t-{jobs}j-seed{seed}"
+    meta = {
+        "source": (f"{SOURCE}.realistic_instance (WAN mode): topology {path.name} from the Internet Topology Zoo "
+                   "(Knight et al., IEEE JSAC 2011; CC BY 4.0); prices: green-dcc hourly day-ahead 2023; "
+                   "jobs: bace_opt.builders.paper.paper_jobs"),
+        "family": "wan", "seed": seed,
+        "capacity_rule": (f"LinkSpeedRaw bit/s / 1e9, else OC-n label x {OC_UNIT_GBPS} Gbit/s, else "
+                          f"{default_capacity_gbps:g} Gbit/s; x {capacity_scale:g}; parallel edges summed "
+                          f"(used here: {', '.join(sorted(cap_sources))})"),
+        "latency_rule": f"{geo.WAN_INFLATION} x great-circle km / {geo.FIBRE_KM_PER_MS:g} km/ms + "
+                        f"{geo.WAN_OVERHEAD_MS} ms per link",
+        "price_rule": f"hourly wholesale USD/MWh / 1000 + {adder:g} USD/kWh retail adder, clipped at >= 0; "
+                      f"t = 0 is {price_day} 00:00 UTC; {hours} hours",
+        "sites": {lab: {"zone": site_zone[lab], "gpus": site_gpus[lab]} for lab in site_zone},
+        "job_profiles": notes,
+    }
+    return _finish(nm, meta, gspec, region_dicts, links, job_dicts, False)

@@ -1,0 +1,195 @@
+"""``bace-opt generate paper|random|realistic ... -o FILE``: build an instance file (bace_opt.builders).
+
+The same command always writes the byte-identical file.  Without ``-o`` the instance goes to stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import InputError
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments of a generate sub-command: one line on stderr, exit 2 (argparse would add the usage)."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _pos_float(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {s!r}") from None
+    if not v > 0 or v != v or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {s}")
+    return v
+
+
+def _nonneg_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {s!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
+    return v
+
+
+def _pos_int(s: str) -> int:
+    v = _nonneg_int(s)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
+def add_parser(sub):
+    p = sub.add_parser("generate", help="build an instance file (paper, random or realistic family)",
+                       description="Build an instance file. Families: paper (the BACE-Pipe setup), random "
+                                   "(small synthetic instances), realistic (Skyplane + green-dcc data, optional "
+                                   "WAN topology). The same command always gives the byte-identical file.")
+    fam = p.add_subparsers(dest="family", metavar="FAMILY", parser_class=_Parser)
+    p.set_defaults(func=_no_family, _gen_parser=p)
+
+    a = fam.add_parser("paper", help="six regions, A6000, LLM jobs (BACE-Pipe setup)",
+                       description="The BACE-Pipe simulation setup: six named regions, A6000 GPUs, per-region "
+                                   "GPUs from {16,32,64,128}, 25-100 Gbit/s, 0.156-0.295 USD/kWh, LLM jobs of "
+                                   "14B-101B parameters (see bace_opt/builders/paper.py and instances/README.md).")
+    a.add_argument("--seed", type=_nonneg_int, required=True, help="random seed (integer >= 0)")
+    a.add_argument("--jobs", type=_pos_int, default=8, help="number of jobs (default 8)")
+    a.add_argument("--bandwidth-scale", type=_pos_float, default=1.0, help="multiply link bandwidths (default 1)")
+    a.add_argument("--gpu-scale", type=_pos_float, default=1.0, help="multiply GPU counts (default 1)")
+    a.add_argument("--arrivals", choices=["zero", "poisson"], default="zero",
+                   help="all jobs at t=0 (default) or Poisson arrivals")
+    a.add_argument("--mean-interarrival", type=_pos_float, default=3600.0,
+                   help="mean inter-arrival time in s for --arrivals poisson (default 3600)")
+    a.add_argument("--name", help="instance name (default: derived from the options)")
+    a.add_argument("-o", "--output", help="output file (default: stdout)")
+    a.set_defaults(func=run)
+
+    r = fam.add_parser("random", help="small random valid instance (property tests, exact models)",
+                       description="A random, always-valid instance, deterministic for a seed.")
+    r.add_argument("--seed", type=_nonneg_int, required=True, help="random seed (integer >= 0)")
+    r.add_argument("--regions", type=_pos_int, default=3, help="regions with GPUs (default 3)")
+    r.add_argument("--jobs", type=_nonneg_int, default=3, help="number of jobs (default 3)")
+    r.add_argument("--topology", choices=["mesh", "sparse"], default="mesh", help="full mesh or sparse (default mesh)")
+    r.add_argument("--transit", type=_nonneg_int, default=0, help="transit regions without GPUs (needs sparse)")
+    r.add_argument("--hourly-prices", action="store_true", help="24-hour price series per region")
+    r.add_argument("--mixed-gpus", action="store_true", help="two GPU types with different speeds")
+    r.add_argument("--max-gpus-per-region", type=_pos_int, default=8, help="default 8")
+    r.add_argument("--max-stages", type=_pos_int, default=4, help="default 4")
+    r.add_argument("--max-gpus-per-stage", type=_pos_int, default=1, help="default 1")
+    r.add_argument("--max-arrival", type=float, default=0.0, help="arrivals uniform in [0, this] s (default 0)")
+    r.add_argument("--egress", action="store_true", help="egress prices on links, counted in the objective")
+    r.add_argument("--name", help="instance name (default: derived from the options)")
+    r.add_argument("-o", "--output", help="output file (default: stdout)")
+    r.set_defaults(func=run)
+
+    z = fam.add_parser("realistic", help="from Skyplane and green-dcc data (optional WAN topology from GML)",
+                       description="Cloud regions with Skyplane bandwidth/latency/egress and hourly electricity "
+                                   "prices (green-dcc, 2023), or a WAN topology from a GML file with GPU sites.")
+    z.add_argument("--data", required=True, help="data folder with the layout of ../shared/data")
+    z.add_argument("--regions", help="comma-separated cloud regions (default: " + ",".join(
+        ["aws:us-east-1", "aws:us-west-1", "aws:eu-central-1", "aws:ap-northeast-1", "aws:ap-southeast-1",
+         "aws:ap-southeast-2"]) + ")")
+    z.add_argument("--seed", type=_nonneg_int, default=1, help="random seed for GPU counts and jobs (default 1)")
+    z.add_argument("--jobs", type=_nonneg_int, default=8, help="number of jobs (default 8)")
+    z.add_argument("--gpus", help="GPUs per region: one integer, or region=count,... (default: seeded draw "
+                                  "from {16,32,64,128})")
+    z.add_argument("--vm-pairs-per-link", type=_pos_float, default=8.0,
+                   help="link capacity = aggregate per-VM-pair throughput x this (default 8)")
+    z.add_argument("--aggregate", choices=["median", "mean", "min", "max"], default="median",
+                   help="how to combine measurements of a pair (default median)")
+    z.add_argument("--price-day", default="2023-07-01", help="first day of the price series, UTC (default 2023-07-01)")
+    z.add_argument("--hours", type=_pos_int, default=168, help="hours of prices (default 168)")
+    z.add_argument("--retail-adder", type=float, default=0.10,
+                   help="USD/kWh added to wholesale prices (default 0.10)")
+    z.add_argument("--topology-gml", help="WAN topology: a GML file, or a name under DATA/topologies/topozoo")
+    z.add_argument("--site", action="append", default=[], metavar="LABEL=ZONE[:GPUS]",
+                   help="a GPU site of the WAN topology: node label, grid zone (or cloud region), GPUs; repeat")
+    z.add_argument("--capacity-gbps", type=_pos_float, default=100.0,
+                   help="WAN link capacity when the GML gives none (default 100)")
+    z.add_argument("--capacity-scale", type=_pos_float, default=1.0, help="multiply WAN capacities (default 1)")
+    z.add_argument("--name", help="instance name (default: derived from the options)")
+    z.add_argument("-o", "--output", help="output file (default: stdout)")
+    z.set_defaults(func=run)
+
+
+def _no_family(args) -> int:
+    args._gen_parser.print_help(sys.stderr)
+    raise InputError("choose a family: paper, random or realistic")
+
+
+def _parse_gpus(s: str | None):
+    if s is None:
+        return None
+    s = s.strip()
+    if "=" not in s:
+        try:
+            return int(s)
+        except ValueError:
+            raise InputError(f"--gpus: expected an integer or region=count,..., got {s!r}") from None
+    out = {}
+    for part in s.split(","):
+        k, sep, v = part.rpartition("=")
+        try:
+            out[k.strip()] = int(v)
+        except ValueError:
+            raise InputError(f"--gpus: bad entry {part!r} (expected region=count)") from None
+    return out
+
+
+def _parse_sites(items: list[str]) -> dict:
+    out = {}
+    for it in items:
+        lab, sep, rest = it.partition("=")
+        if not sep or not lab.strip() or not rest.strip():
+            raise InputError(f"--site: expected LABEL=ZONE[:GPUS], got {it!r}")
+        zone, sep2, n = rest.rpartition(":") if ":" in rest and rest.rsplit(":", 1)[1].isdigit() else (rest, "", "")
+        spec = {"zone": zone.strip()}
+        if n:
+            spec["gpus"] = int(n)
+        out[lab.strip()] = spec
+    return out
+
+
+def build(args):
+    """The Instance a parsed ``generate`` command describes."""
+    if args.family == "paper":
+        from ..builders.paper import paper_instance
+        return paper_instance(args.seed, args.jobs, args.bandwidth_scale, args.gpu_scale, arrivals=args.arrivals,
+                              mean_interarrival_s=args.mean_interarrival, name=args.name)
+    if args.family == "random":
+        from ..builders.synthetic import random_instance
+        return random_instance(args.seed, args.regions, args.jobs, topology=args.topology, transit=args.transit,
+                               hourly_prices=args.hourly_prices, mixed_gpus=args.mixed_gpus,
+                               max_gpus_per_region=args.max_gpus_per_region, max_stages=args.max_stages,
+                               max_gpus_per_stage=args.max_gpus_per_stage, max_arrival_s=args.max_arrival,
+                               egress=args.egress, name=args.name)
+    from ..builders.realistic import DEFAULT_REGIONS, realistic_instance
+    regions = DEFAULT_REGIONS if not args.regions else [r.strip() for r in args.regions.split(",") if r.strip()]
+    return realistic_instance(args.data, regions, seed=args.seed, jobs=args.jobs, gpus=_parse_gpus(args.gpus),
+                              vm_pairs_per_link=args.vm_pairs_per_link, aggregate=args.aggregate,
+                              price_day=args.price_day, hours=args.hours, retail_adder_usd_per_kwh=args.retail_adder,
+                              topology_gml=args.topology_gml, sites=_parse_sites(args.site) or None,
+                              default_capacity_gbps=args.capacity_gbps, capacity_scale=args.capacity_scale,
+                              name=args.name)
+
+
+def run(args) -> int:
+    inst = build(args)
+    text = inst.to_json()
+    if args.output:
+        out = Path(args.output)
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise InputError(f"cannot write {out}: {e}") from None
+        print(f"{out}: {inst.name!r}, {len(inst.regions)} regions ({inst.total_gpus} GPUs), {len(inst.links)} links, "
+              f"{len(inst.jobs)} jobs", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
