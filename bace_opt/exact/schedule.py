@@ -1,0 +1,477 @@
+"""P2, the offline schedule, solved exactly: entry points ``solve_schedule`` and ``pareto_front``.
+
+The model is models/schedule.md.  Both back ends solve the *same* discretized problem, built here once
+(``build_problem``):
+
+    time unit Delta (s): CP-SAT's ``time_resolution_s`` or the MILP's ``slot_s``;
+    start of job j: s_j = Delta * t, t integer, t >= lo_j = ceil(a_j / Delta)                   (P2.3)
+    placement: exactly one candidate c of j (bace_opt.exact.candidates)                        (P2.2)
+    it holds its resources on [t, t + d_jc) with d_jc = ceil(R_jc / Delta)                      (P2.4, P2.5)
+    objective: sum_j [ (Delta t - a_j + R_jc) / n + mu * cost_jc(Delta t) ]                      (P2.1)
+
+The objective counts the *true* run time R_jc and the exact electricity integral at the start Delta*t
+(``formulas.electricity_usd`` semantics), so the evaluator's re-pricing of the solution equals the solver's
+objective; discretization only restricts starts to the grid and holds resources until the end of the last
+time unit (the schedule stays feasible in continuous time).  ``cpsat`` is CP-SAT with optional interval
+variables and cumulative constraints (bace_opt/exact/schedule_cpsat.py); ``highs`` is the time-indexed MILP
+solved by HiGHS (bace_opt/exact/schedule_milp.py).
+
+Reservations are no-stall (w = b_j of the chosen placement) as in P1: every candidate reserves b_j on
+every hop (our reading; models/schedule.md section 1).
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import formulas as F
+from ..errors import BaceOptError, InputError
+from ..evaluate import make_schedule
+from ..instance import Instance
+from ..schedule import Schedule, SolverInfo
+from ..solvers.base import SolveOptions, relative_gap
+from .candidates import BW_REL_TOL, Candidate, CandidateSet, enumerate_candidates, pareto_keep, plan_key
+
+log = logging.getLogger(__name__)
+
+SOLVERS = ("cpsat", "highs")
+METHOD = {"cpsat": "exact-schedule-cpsat", "highs": "exact-schedule-highs"}
+#: "nice" default time units (s); the default resolution is the smallest one giving at most ``target`` units
+_NICE_S = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 14400, 21600, 43200,
+           86400)
+
+
+# ---------------------------------------------------------------------- the discretized problem
+
+@dataclass
+class JobData:
+    """One job of the discretized problem.  Start index t runs over lo..H (column t - lo of the arrays)."""
+    index: int
+    name: str
+    arrival_s: float
+    lo: int
+    cands: list[Candidate]
+    d: np.ndarray          # (C,) duration in time units, ceil(R / Delta)
+    run_s: np.ndarray      # (C,) R_jc
+    val: np.ndarray        # (C, T) or (C, 1): R_jc / n + mu * cost_jc(Delta t)  (objective part besides Delta t / n)
+    cost: np.ndarray       # (C, T) or (C, 1): cost_jc(Delta t) in USD (electricity + priced egress)
+    varies: bool           # val/cost depend on t (else one column)
+
+
+@dataclass
+class Resource:
+    """A capacity that can bind: GPUs of a region or one link (both directions carry the same load)."""
+    name: str
+    kind: str                              # "gpu" | "link"
+    capacity: float
+    uses: dict[tuple[int, int], float]     # (job index, candidate index) -> amount
+
+
+@dataclass
+class SlottedProblem:
+    inst: Instance
+    delta_s: float
+    mu: float
+    cost_cap_usd: float | None
+    jobs: list[JobData]
+    H: int                                 # last start index any job may take
+    horizon_proven: bool
+    resources: list[Resource]
+    offset: float                          # - sum_j a_j / n
+    symmetric: list[tuple[int, int]]       # (a, b): identical jobs, t_a <= t_b is valid
+    candset: CandidateSet
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.jobs)
+
+    def objective_of(self, choice: dict[int, tuple[int, int]]) -> float:
+        """Exact objective (P2.1) of a choice {job index: (candidate index, start index t)}."""
+        tot = math.fsum(self.delta_s * t / self.n + self._col(self.jobs[j].val, self.jobs[j], c, t)
+                        for j, (c, t) in choice.items())
+        return tot + self.offset
+
+    def cost_of(self, choice: dict[int, tuple[int, int]]) -> float:
+        return math.fsum(self._col(self.jobs[j].cost, self.jobs[j], c, t) for j, (c, t) in choice.items())
+
+    @staticmethod
+    def _col(arr, jd: JobData, c: int, t: int) -> float:
+        return float(arr[c, t - jd.lo] if jd.varies else arr[c, 0])
+
+
+def _ceil_units(x: float, delta: float) -> int:
+    """Smallest integer k with k * delta >= x (exact in floating point)."""
+    k = math.ceil(x / delta)
+    while k * delta < x:
+        k += 1
+    while k > 0 and (k - 1) * delta >= x:
+        k -= 1
+    return int(k)
+
+
+def _integral_vec(curve: F.PriceCurve, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+    """Vectorized ``PriceCurve.integral`` (same arithmetic as bace_opt.formulas, so results agree)."""
+    if curve.values is None:
+        return curve.constant * (t1 - t0)
+
+    def Fv(t):
+        v, step, n = curve.values, curve.step, len(curve.values)
+        x = t - curve.start
+        k = np.floor_divide(x, step)
+        kk = np.clip(k, 0, n - 1).astype(int)
+        inside = curve.cum[kk] + (x - kk * step) * v[kk]
+        past = curve.cum[n] + (x - n * step) * v[-1]
+        return np.where(x <= 0, x * v[0], np.where(k >= n, past, inside))
+
+    return Fv(t1) - Fv(t0)
+
+
+def _series_end_s(inst: Instance) -> float:
+    """Time after which every region's price is constant (0 when all prices are constant)."""
+    ends = [r.price_series.start_s + r.price_series.step_s * len(r.price_series.usd_per_kwh)
+            for r in inst.regions if r.price_series is not None and len(set(r.price_series.usd_per_kwh)) > 1]
+    return max(ends, default=0.0)
+
+
+def _default_delta(inst: Instance, cs: CandidateSet, time_dependent: bool, target: int) -> float:
+    """Smallest nice time unit giving a horizon of at most ``target`` units (1 s if that already holds)."""
+    t0 = max(j.arrival_s for j in inst.jobs)
+    if time_dependent:
+        t0 = max(t0, _series_end_s(inst))
+    span = t0 + sum(max(c.run_s for c in cs.by_job[j.name]) for j in inst.jobs if cs.by_job[j.name])
+    for d in _NICE_S:
+        if span / d <= target:
+            return float(d)
+    return float(_NICE_S[-1])
+
+
+def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0, cost_cap_usd: float | None = None,
+                  *, default_units: int = 2000, cands: CandidateSet | None = None, max_blocks: int | None = None,
+                  routes_k: int | None = None, horizon_s: float | None = None) -> SlottedProblem:
+    """Build the discretized P2 (models/schedule.md section 2) shared by both back ends.
+
+    ``mu`` weights cost in the objective (P2.1); with ``cost_cap_usd`` the objective is mean JCT alone and
+    total cost <= cap (P2.8, epsilon-constraint).  Candidates are enumerated (D1-D3) and pruned by whole-
+    candidate dominance on the grid (D4).  ``horizon_s`` caps start times below the proven horizon (P2.6); then
+    the result is optimal only within that horizon (recorded).
+    """
+    if not inst.jobs:
+        raise InputError(f"instance {inst.name!r} has no jobs: nothing to schedule")
+    if mu < 0 or not math.isfinite(mu):
+        raise InputError(f"mu must be a finite number >= 0 (s/USD), got {mu}")
+    if cost_cap_usd is not None and not (cost_cap_usd >= 0 and math.isfinite(cost_cap_usd)):
+        raise InputError(f"cost cap (epsilon) must be a finite number >= 0 USD, got {cost_cap_usd}")
+    t_build = time.perf_counter()
+    cs = cands or enumerate_candidates(inst, max_blocks=max_blocks, routes_k=routes_k)
+    n = len(inst.jobs)
+    eps_mode = cost_cap_usd is not None
+    priced_time = (eps_mode or mu > 0) and _series_end_s(inst) > 0
+    if delta_s is None:
+        delta_s = _default_delta(inst, cs, priced_time, default_units)
+    if not (delta_s > 0 and math.isfinite(delta_s)):
+        raise InputError(f"time resolution / slot length must be > 0 s, got {delta_s}")
+
+    # horizon (P2.6): after T0 prices are constant and every job has arrived; an optimal schedule leaves no idle
+    # time between T0 and its last start, so t <= ceil(T0/Delta) + sum_j max_c d_jc.
+    t0 = max(j.arrival_s for j in inst.jobs)
+    if priced_time:
+        t0 = max(t0, _series_end_s(inst))
+    dmax = []
+    for job in inst.jobs:
+        cl = cs.by_job[job.name]
+        dmax.append(max((_ceil_units(c.run_s, delta_s) for c in cl), default=0))
+    H = _ceil_units(t0, delta_s) + sum(dmax)
+    horizon_proven = True
+    if horizon_s is not None:
+        Hc = int(math.floor(horizon_s / delta_s))
+        if Hc < H:
+            H, horizon_proven = Hc, False
+
+    curves = F.price_curves(inst)
+    jobs: list[JobData] = []
+    for ji, job in enumerate(inst.jobs):
+        cl = cs.by_job[job.name]
+        lo = _ceil_units(job.arrival_s, delta_s)
+        T = max(H - lo + 1, 0)
+        if not cl or T == 0:
+            jobs.append(JobData(ji, job.name, job.arrival_s, lo, [], np.zeros(0, int), np.zeros(0),
+                                np.zeros((0, 1)), np.zeros((0, 1)), False))
+            continue
+        starts = delta_s * np.arange(lo, H + 1, dtype=float)
+        run = np.array([c.run_s for c in cl])
+        d = np.array([_ceil_units(r, delta_s) for r in run], dtype=np.int64)
+        # electricity per start (exact integral, formulas.electricity_usd arithmetic), cached per (region, R)
+        memo: dict[tuple[str, float], np.ndarray] = {}
+        cost = np.zeros((len(cl), T))
+        for ci, c in enumerate(cl):
+            tot = np.zeros(T)
+            for r, nst in c.blocks:
+                key = (r, c.run_s)
+                if key not in memo:
+                    memo[key] = _integral_vec(curves[r], starts, starts + c.run_s)
+                reg = inst.region(r)
+                kw = job.gpus_per_stage * nst * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0
+                tot = tot + kw * memo[key] / 3600.0
+            if inst.objective.egress:
+                tot = tot + c.egress_usd
+            cost[ci] = tot
+        varies = bool(np.any(np.ptp(cost, axis=1) > 0)) and (mu > 0 or eps_mode)
+        if not varies:
+            cost = cost[:, :1]
+        val = run[:, None] / n + (0.0 if eps_mode else mu) * cost
+        jobs.append(JobData(ji, job.name, job.arrival_s, lo, cl, d, run, val, cost, varies))
+
+    resources = _resources(inst, cs, jobs)
+    # D4: whole-candidate dominance on the grid (Lemma 4)
+    before = {jd.name: len(jd.cands) for jd in jobs}
+    for jd in jobs:
+        if len(jd.cands) > 1:
+            cols = [np.array([res.uses.get((jd.index, ci), 0.0) for ci in range(len(jd.cands))])
+                    for res in resources]
+            rmat = np.column_stack(cols + [jd.d.astype(float)])
+            vmat = jd.val if not eps_mode else np.hstack([jd.val, jd.cost])
+            keep = pareto_keep(rmat, vmat)
+            _restrict(jd, np.flatnonzero(keep))
+    resources = _resources(inst, cs, jobs)
+
+    # identical jobs (same data and arrival, hence the same candidates): t_a <= t_b breaks the symmetry
+    sig: dict[tuple, list[int]] = {}
+    for jd, job in zip(jobs, inst.jobs):
+        k = (job.arrival_s, job.stages, job.microbatches, job.iterations, job.stage_time_s, job.activation_mb,
+             job.gpus_per_stage, job.memory_gb)
+        sig.setdefault(k, []).append(jd.index)
+    symmetric = [(g[i], g[i + 1]) for g in sig.values() for i in range(len(g) - 1)]
+
+    prob = SlottedProblem(inst, float(delta_s), float(mu), cost_cap_usd, jobs, H, horizon_proven, resources,
+                          -math.fsum(j.arrival_s for j in inst.jobs) / n, symmetric, cs)
+    prob.stats = {"candidates_enumerated": dict(cs.enumerated), "candidates_after_D3": before,
+                  "candidates_per_job": {jd.name: len(jd.cands) for jd in jobs},
+                  "binding_resources": [r.name for r in resources], "build_problem_s": time.perf_counter() - t_build}
+    return prob
+
+
+def _restrict(jd: JobData, idx: np.ndarray) -> None:
+    jd.cands = [jd.cands[i] for i in idx]
+    jd.d, jd.run_s, jd.val, jd.cost = jd.d[idx], jd.run_s[idx], jd.val[idx], jd.cost[idx]
+
+
+def _resources(inst: Instance, cs: CandidateSet, jobs: list[JobData]) -> list[Resource]:
+    """Non-slack regions and links, with every candidate's use; drops those that cannot bind (Lemma 2)."""
+    out = []
+    for r in inst.regions:
+        if r.name in cs.slack_regions:
+            continue
+        uses = {(jd.index, ci): float(dict(c.gpus).get(r.name, 0)) for jd in jobs for ci, c in enumerate(jd.cands)}
+        out.append(Resource(f"gpu:{r.name}", "gpu", float(r.gpus), {k: v for k, v in uses.items() if v > 0}))
+    for li, l in enumerate(inst.links):
+        if li in cs.slack_links:
+            continue
+        uses = {(jd.index, ci): dict(c.link_gbps).get(li, 0.0) for jd in jobs for ci, c in enumerate(jd.cands)}
+        out.append(Resource(f"link:{l.a}-{l.b}", "link", l.bandwidth_gbps, {k: v for k, v in uses.items() if v > 0}))
+    kept = []
+    for res in out:
+        worst = sum(max((v for (j, _), v in res.uses.items() if j == jd.index), default=0.0) for jd in jobs)
+        tol = 0 if res.kind == "gpu" else BW_REL_TOL * res.capacity
+        if worst > res.capacity + tol:
+            kept.append(res)
+    return kept
+
+
+# ---------------------------------------------------------------------- the raw result of a back end
+
+@dataclass
+class RawResult:
+    status: str                                      # optimal | feasible | infeasible | time_limit | error
+    choice: dict[int, tuple[int, int]] | None        # job index -> (candidate index, start index)
+    objective: float | None = None                   # exact objective of ``choice`` (P2.1), s
+    bound: float | None = None                       # proven lower bound (s)
+    nodes: int | None = None
+    build_s: float = 0.0
+    solve_s: float = 0.0
+    message: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def warm_choice(prob: SlottedProblem, warm) -> dict[int, tuple[int | None, int]]:
+    """Map a warm-start Schedule (or plans) onto the problem: job index -> (candidate index or None, start t)."""
+    plans = warm.plans if hasattr(warm, "plans") else list(warm)
+    by = {p.name: p for p in plans}
+    out = {}
+    for jd in prob.jobs:
+        p = by.get(jd.name)
+        if p is None or p.status != "done" or p.start_s is None or not jd.cands:
+            continue
+        t = min(max(_ceil_units(p.start_s, prob.delta_s), jd.lo), prob.H)
+        k = plan_key(prob.inst, p)
+        ci = next((i for i, c in enumerate(jd.cands) if c.key() == k), None)
+        out[jd.index] = (ci, t)
+    return out
+
+
+# ---------------------------------------------------------------------- entry points
+
+def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions = SolveOptions(), mu: float = 0.0,
+                   time_resolution_s: float | None = None, slot_s: float | None = None, warm_start=None, *,
+                   cost_cap_usd: float | None = None, max_blocks: int | None = None, routes_k: int | None = None,
+                   horizon_s: float | None = None) -> Schedule:
+    """Solve P2 exactly (models/schedule.md) and return the evaluator-priced Schedule.
+
+    ``solver``: "cpsat" (time unit ``time_resolution_s``; default 1 s, or coarser when prices vary over time
+    and cost is weighted, to keep the start-time cost tables small) or "highs" (slot length ``slot_s``; default
+    the smallest nice length giving at most 200 slots).  Pass the same value to both to solve the same slotted
+    problem.  ``mu`` (s/USD) weights total cost; ``cost_cap_usd`` switches to the epsilon-constraint form
+    (minimize mean JCT subject to total cost <= cap).  ``warm_start``: a Schedule whose plans are used as hints.
+    ``max_blocks``/``routes_k`` shrink the candidate set (result then "optimal over the candidate set");
+    ``horizon_s`` caps start times (result then optimal within that horizon).
+    """
+    wall0 = time.perf_counter()
+    if solver not in SOLVERS:
+        raise InputError(f"unknown P2 solver {solver!r} (choose from {', '.join(SOLVERS)})")
+    if time_resolution_s is not None and slot_s is not None and time_resolution_s != slot_s:
+        raise InputError(f"time_resolution_s={time_resolution_s} and slot_s={slot_s} disagree: give one time unit")
+    delta = time_resolution_s if time_resolution_s is not None else slot_s
+    default_units = 200 if solver == "highs" else 2000
+    if delta is None and solver == "cpsat":
+        cs = enumerate_candidates(inst, max_blocks=max_blocks, routes_k=routes_k)
+        priced_time = (cost_cap_usd is not None or mu > 0) and _series_end_s(inst) > 0
+        delta = _default_delta(inst, cs, True, default_units) if priced_time else 1.0
+        prob = build_problem(inst, delta, mu, cost_cap_usd, cands=cs, horizon_s=horizon_s)
+    else:
+        prob = build_problem(inst, delta, mu, cost_cap_usd, default_units=default_units, max_blocks=max_blocks,
+                             routes_k=routes_k, horizon_s=horizon_s)
+    build0 = time.perf_counter() - wall0
+    empty = [jd.name for jd in prob.jobs if not jd.cands]
+    if empty:
+        raw = RawResult("infeasible", None, message=_no_candidate_message(inst, prob, empty))
+    else:
+        opts = options
+        if options.time_limit_s is not None:
+            opts = _replace(options, time_limit_s=max(0.0, options.time_limit_s - build0))
+        warm = warm_choice(prob, warm_start) if warm_start is not None else None
+        if solver == "cpsat":
+            from .schedule_cpsat import solve_cpsat
+            raw = solve_cpsat(prob, opts, warm)
+        else:
+            from .schedule_milp import solve_milp
+            raw = solve_milp(prob, opts, warm)
+    return _to_schedule(inst, prob, solver, raw, build0, wall0)
+
+
+def _replace(o: SolveOptions, **kw) -> SolveOptions:
+    from dataclasses import replace
+    return replace(o, **kw)
+
+
+def _no_candidate_message(inst, prob, names) -> str:
+    parts = []
+    for nm in names:
+        job = inst.job(nm)
+        jd = next(j for j in prob.jobs if j.name == nm)
+        if jd.lo > prob.H:
+            parts.append(f"job {nm!r}: arrives after the horizon cap ({prob.H * prob.delta_s:g} s)")
+        else:
+            parts.append(f"job {nm!r}: no placement fits ({job.stages} stages x {job.gpus_per_stage} GPUs; every "
+                         f"multi-region placement needs a route whose links carry its no-stall demand b_j)")
+    return "infeasible: " + "; ".join(parts)
+
+
+def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResult, build0: float,
+                 wall0: float) -> Schedule:
+    plans = []
+    if raw.choice is not None:
+        for j, (c, t) in raw.choice.items():
+            plans.append(prob.jobs[j].cands[c].plan(prob.delta_s * t))
+    cs = prob.candset
+    extra: dict[str, Any] = {
+        "problem": "schedule",
+        "time_unit_s": prob.delta_s,
+        ("time_resolution_s" if solver == "cpsat" else "slot_s"): prob.delta_s,
+        "mu_s_per_usd": prob.mu,
+        "reservation": "no-stall: w = b_j on every hop",
+        "horizon_units": prob.H,
+        "horizon_proven": prob.horizon_proven,
+        "candidates_per_job": prob.stats["candidates_per_job"],
+        "candidates_enumerated": prob.stats["candidates_enumerated"],
+        "candidate_set_complete": cs.complete,
+        "optimality_scope": ("all no-stall placements" if cs.complete and prob.horizon_proven
+                             else "over the candidate set" + ("" if prob.horizon_proven else " within horizon_s")),
+        "binding_resources": prob.stats["binding_resources"],
+    }
+    if cs.incomplete_reasons:
+        extra["incomplete_reasons"] = list(cs.incomplete_reasons)
+    if prob.cost_cap_usd is not None:
+        extra["cost_cap_usd"] = prob.cost_cap_usd
+    extra.update(raw.extra)
+    sched = make_schedule(inst, plans, METHOD[solver], solver=None,
+                          meta={"problem": "schedule", "mu_s_per_usd": prob.mu})
+    status = raw.status
+    if raw.choice is not None:
+        m = sched.metrics
+        cost = m["total_electricity_usd"] + (m["total_egress_usd"] if inst.objective.egress else 0.0)
+        ev = m["avg_jct_s"] + (0.0 if prob.cost_cap_usd is not None else prob.mu * cost)
+        extra["evaluator_objective"] = ev
+        extra["evaluator_total_cost_usd"] = cost
+        extra["objective_difference"] = (raw.objective - ev) if raw.objective is not None else None
+        extra["rounding_slack_s"] = math.fsum(prob.delta_s * int(prob.jobs[j].d[c]) - float(prob.jobs[j].run_s[c])
+                                              for j, (c, t) in raw.choice.items())
+    gap = relative_gap(raw.objective, raw.bound)
+    info = SolverInfo(name=solver, status=status, objective=raw.objective, bound=raw.bound, gap=gap,
+                      wall_s=time.perf_counter() - wall0, build_s=build0 + raw.build_s, solve_s=raw.solve_s,
+                      nodes=raw.nodes, message=raw.message, extra=extra)
+    return sched.replace(solver=info)
+
+
+def pareto_front(inst: Instance, solver: str = "cpsat", mus: Sequence[float] | None = None,
+                 epsilons: Sequence[float] | None = None, options: SolveOptions = SolveOptions(), **kw):
+    """The JCT-cost Pareto front of P2: one exact solve per mu (weighted sum) or per epsilon (cost cap).
+
+    Returns a pandas DataFrame with one row per point: mu_s_per_usd or epsilon_usd, avg_jct_s, total_cost_usd
+    (electricity + egress when the instance prices it), status, gap, objective, and ``nondominated`` (no other
+    row is at least as good in both figures and better in one).  Every figure is the evaluator's.  Default
+    mus: 0 and m * (0.01, 0.1, 1, 10, 100, 1000) with m = (mean JCT / cost) of the mu = 0 optimum.
+    """
+    import pandas as pd
+    if mus is not None and epsilons is not None:
+        raise InputError("give either mus (weighted sum) or epsilons (cost caps), not both")
+    rows = []
+
+    def point(sched, **key):
+        m, s = sched.metrics, sched.solver
+        cost = None
+        if m.get("avg_jct_s") is not None:
+            cost = m["total_electricity_usd"] + (m["total_egress_usd"] if inst.objective.egress else 0.0)
+        rows.append({**key, "avg_jct_s": m.get("avg_jct_s"), "total_cost_usd": cost, "status": s.status,
+                     "gap": s.gap, "objective": s.objective, "wall_s": s.wall_s})
+
+    if epsilons is not None:
+        for e in epsilons:
+            point(solve_schedule(inst, solver, options, cost_cap_usd=float(e), **kw), epsilon_usd=float(e))
+    else:
+        if mus is None:
+            s0 = solve_schedule(inst, solver, options, mu=0.0, **kw)
+            point(s0, mu_s_per_usd=0.0)
+            m0 = s0.metrics
+            c0 = (m0["total_electricity_usd"] + (m0["total_egress_usd"] if inst.objective.egress else 0.0)
+                  if m0.get("avg_jct_s") is not None else 0.0)
+            scale = m0["avg_jct_s"] / c0 if c0 > 0 else 1.0
+            mus = [scale * f for f in (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)]
+        for mu in mus:
+            point(solve_schedule(inst, solver, options, mu=float(mu), **kw), mu_s_per_usd=float(mu))
+    df = pd.DataFrame(rows)
+    ok = df["avg_jct_s"].notna()
+    nd = []
+    for i, r in df.iterrows():
+        if not ok[i]:
+            nd.append(False)
+            continue
+        dom = ((df["avg_jct_s"] <= r["avg_jct_s"]) & (df["total_cost_usd"] <= r["total_cost_usd"])
+               & ((df["avg_jct_s"] < r["avg_jct_s"]) | (df["total_cost_usd"] < r["total_cost_usd"])) & ok)
+        nd.append(not bool(dom.any()))
+    df["nondominated"] = nd
+    return df

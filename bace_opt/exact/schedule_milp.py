@@ -1,0 +1,196 @@
+"""P2 as a time-indexed MILP solved by HiGHS (highspy, built directly as a sparse matrix).
+
+Model (models/schedule.md section 5; notation of bace_opt.exact.schedule), slot length Delta:
+
+    x_jct in {0, 1}: job j starts candidate c at slot t (t = lo_j..H)                          (P2.10)
+    sum_{c,t} x_jct = 1                                       for every job        con_assign      (P2.11)
+    sum_{j,c,t: t <= tau < t + d_jc} u_jc,k x_jct <= cap_k     for every binding resource k and
+                                                               slot tau            con_capacity    (P2.12)
+    sum_{j,c,t} cost_jc(Delta t) x_jct <= eps                  (epsilon form)      con_cost_cap    (P2.13)
+    sum_{c,t} t x_act <= sum_{c,t} t x_bct                     identical jobs a<b  con_symmetry    (P2.14)
+    min sum_{j,c,t} (Delta t / n + val_jc(t)) x_jct - sum_j a_j / n                                (P2.1)
+
+Coefficients are the exact floats of the discretized problem (no rounding), so the MILP is exact for the
+slotted problem up to HiGHS' tolerances (mip_feasibility_tolerance 1e-6; the bandwidth rows use the capacity
+times 1 + 5e-10 as CP-SAT does, and the cost-cap row subtracts 1e-6 USD so a tolerance-feasible solution
+still meets the cap).  Built with highspy directly: the model has one column per (job, candidate, slot) and
+Pyomo's per-variable overhead dominated the build at these sizes.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import highspy
+
+from ..solvers.base import SolveOptions
+from .candidates import BW_REL_TOL
+from .schedule import RawResult, SlottedProblem
+
+log = logging.getLogger(__name__)
+
+
+class _Cols:
+    """Column layout: job j, candidate c, start t -> base[j][c] + (t - lo_j)."""
+
+    def __init__(self, prob: SlottedProblem):
+        self.base: dict[tuple[int, int], int] = {}
+        k = 0
+        for jd in prob.jobs:
+            T = prob.H - jd.lo + 1
+            for ci in range(len(jd.cands)):
+                self.base[jd.index, ci] = k
+                k += T
+        self.n = k
+
+
+def build_milp(prob: SlottedProblem):
+    """Return (Highs, cols) with the model loaded (not solved)."""
+    cols = _Cols(prob)
+    n = prob.n
+    cost = np.zeros(cols.n)
+    rows_lo, rows_hi, r_idx, c_idx, vals = [], [], [], [], []
+    row = 0
+
+    def add_row(cidx, v, lo, hi):
+        nonlocal row
+        r_idx.append(np.full(len(cidx), row, dtype=np.int64))
+        c_idx.append(np.asarray(cidx, dtype=np.int64))
+        vals.append(np.asarray(v, dtype=float))
+        rows_lo.append(lo)
+        rows_hi.append(hi)
+        row += 1
+
+    for jd in prob.jobs:                                                      # objective (P2.1)
+        T = prob.H - jd.lo + 1
+        tt = np.arange(jd.lo, prob.H + 1)
+        for ci in range(len(jd.cands)):
+            b = cols.base[jd.index, ci]
+            v = jd.val[ci] if jd.varies else np.full(T, jd.val[ci, 0])
+            cost[b:b + T] = prob.delta_s * tt / n + v
+    for jd in prob.jobs:                                                      # con_assign (P2.11)
+        T = prob.H - jd.lo + 1
+        idx = np.concatenate([np.arange(cols.base[jd.index, ci], cols.base[jd.index, ci] + T)
+                              for ci in range(len(jd.cands))])
+        add_row(idx, np.ones(len(idx)), 1.0, 1.0)
+    tau_max = prob.H + max((int(jd.d.max()) for jd in prob.jobs if len(jd.d)), default=1)
+    for res in prob.resources:                                                # con_capacity (P2.12)
+        rr, cc, vv = [], [], []
+        for (j, ci), u in res.uses.items():
+            jd = prob.jobs[j]
+            T = prob.H - jd.lo + 1
+            b = cols.base[j, ci]
+            for o in range(int(jd.d[ci])):
+                rr.append(jd.lo + np.arange(T) + o)       # slot tau = t + o
+                cc.append(b + np.arange(T))
+                vv.append(np.full(T, u))
+        if not rr:
+            continue
+        rr, cc, vv = np.concatenate(rr), np.concatenate(cc), np.concatenate(vv)
+        cap = res.capacity * (1 + BW_REL_TOL) if res.kind == "link" else res.capacity
+        order = np.argsort(rr, kind="stable")
+        rr, cc, vv = rr[order], cc[order], vv[order]
+        taus, starts = np.unique(rr, return_index=True)
+        ends = list(starts[1:]) + [len(rr)]
+        for tau, s, e in zip(taus, starts, ends):
+            if vv[s:e].sum() <= cap:   # cannot bind in this slot
+                continue
+            add_row(cc[s:e], vv[s:e], -highspy.kHighsInf, cap)
+    if prob.cost_cap_usd is not None:                                         # con_cost_cap (P2.13)
+        idx, v = [], []
+        for jd in prob.jobs:
+            T = prob.H - jd.lo + 1
+            for ci in range(len(jd.cands)):
+                b = cols.base[jd.index, ci]
+                idx.append(np.arange(b, b + T))
+                v.append(jd.cost[ci] if jd.varies else np.full(T, jd.cost[ci, 0]))
+        add_row(np.concatenate(idx), np.concatenate(v), -highspy.kHighsInf, prob.cost_cap_usd - 1e-6)
+    for a, b in prob.symmetric:                                               # con_symmetry (P2.14)
+        idx, v = [], []
+        for jd, sgn in ((prob.jobs[a], 1.0), (prob.jobs[b], -1.0)):
+            T = prob.H - jd.lo + 1
+            for ci in range(len(jd.cands)):
+                base = cols.base[jd.index, ci]
+                idx.append(np.arange(base, base + T))
+                v.append(sgn * np.arange(jd.lo, prob.H + 1, dtype=float))
+        add_row(np.concatenate(idx), np.concatenate(v), -highspy.kHighsInf, 0.0)
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.addVars(cols.n, np.zeros(cols.n), np.ones(cols.n))
+    h.changeColsCost(cols.n, np.arange(cols.n, dtype=np.int32), cost)
+    h.changeColsIntegrality(cols.n, np.arange(cols.n, dtype=np.int32),
+                            np.full(cols.n, highspy.HighsVarType.kInteger))
+    if row:
+        r_all = np.concatenate(r_idx)
+        c_all = np.concatenate(c_idx)
+        v_all = np.concatenate(vals)
+        order = np.argsort(r_all, kind="stable")
+        c_all, v_all, r_all = c_all[order], v_all[order], r_all[order]
+        starts = np.searchsorted(r_all, np.arange(row)).astype(np.int32)
+        h.addRows(row, np.array(rows_lo), np.array(rows_hi), len(c_all), starts, c_all.astype(np.int32), v_all)
+    h.changeObjectiveOffset(prob.offset)
+    return h, cols, {"columns": cols.n, "rows": row, "nonzeros": int(sum(len(v) for v in vals)),
+                     "slots": tau_max}
+
+
+def solve_milp(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawResult:
+    t0 = time.perf_counter()
+    h, cols, size = build_milp(prob)
+    build_s = time.perf_counter() - t0
+    h.setOptionValue("output_flag", bool(options.log))
+    if options.time_limit_s is not None:
+        h.setOptionValue("time_limit", float(max(options.time_limit_s, 0.01)))
+    h.setOptionValue("mip_rel_gap", float(options.rel_gap))
+    h.setOptionValue("mip_abs_gap", 1e-9)
+    h.setOptionValue("random_seed", int(options.seed))
+    if options.threads:
+        h.setOptionValue("threads", int(options.threads))
+    for k, v in dict(options.backend_options).items():
+        h.setOptionValue(k, v)
+    if warm and all(ci is not None for ci, _ in warm.values()) and len(warm) == prob.n:
+        x0 = np.zeros(cols.n)
+        for j, (ci, t) in warm.items():
+            x0[cols.base[j, ci] + t - prob.jobs[j].lo] = 1.0
+        sol = highspy.HighsSolution()
+        sol.col_value = list(x0)
+        sol.value_valid = True
+        h.setSolution(sol)
+    t1 = time.perf_counter()
+    h.run()
+    solve_s = time.perf_counter() - t1
+    ms = h.getModelStatus()
+    info = h.getInfo()
+    nodes = int(info.mip_node_count) if info.mip_node_count >= 0 else None
+    extra = {"milp_size": size, "highs_status": h.modelStatusToString(ms)}
+    has_sol = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    if has_sol and ms in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit,
+                          highspy.HighsModelStatus.kInterrupt, highspy.HighsModelStatus.kSolutionLimit,
+                          highspy.HighsModelStatus.kIterationLimit, highspy.HighsModelStatus.kObjectiveBound,
+                          highspy.HighsModelStatus.kObjectiveTarget, highspy.HighsModelStatus.kMemoryLimit):
+        x = np.asarray(h.getSolution().col_value)
+        choice = {}
+        for jd in prob.jobs:
+            T = prob.H - jd.lo + 1
+            best, arg = -1.0, None
+            for ci in range(len(jd.cands)):
+                b = cols.base[jd.index, ci]
+                k = int(np.argmax(x[b:b + T]))
+                if x[b + k] > best:
+                    best, arg = x[b + k], (ci, jd.lo + k)
+            choice[jd.index] = arg
+        obj = prob.objective_of(choice)
+        bound = float(info.mip_dual_bound)
+        extra["objective_highs_s"] = float(info.objective_function_value)
+        status = "optimal" if ms == highspy.HighsModelStatus.kOptimal else "feasible"
+        return RawResult(status, choice, obj, bound, nodes, build_s, solve_s, extra=extra)
+    if ms == highspy.HighsModelStatus.kInfeasible:
+        return RawResult("infeasible", None, nodes=nodes, build_s=build_s, solve_s=solve_s,
+                         message="HiGHS proved the slotted problem infeasible (horizon or cost cap)", extra=extra)
+    if ms in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kInterrupt,
+              highspy.HighsModelStatus.kIterationLimit):
+        return RawResult("time_limit", None, nodes=nodes, build_s=build_s, solve_s=solve_s,
+                         message="no solution found within the time limit", extra=extra)
+    return RawResult("error", None, nodes=nodes, build_s=build_s, solve_s=solve_s,
+                     message=f"HiGHS ended with {h.modelStatusToString(ms)}", extra=extra)
