@@ -1,0 +1,81 @@
+"""``bace-opt pipeline INSTANCE SCHEDULE --job NAME --kind gpipe|1f1b|greedy|optimal [--gantt FILE.png]
+[--json] [--time-limit S]``: the iteration time of the placement SCHEDULE gives one job, from an explicit
+micro-batch schedule (bace_opt.pipeline), beside the analytic T_iter of the system model."""
+from __future__ import annotations
+
+import json
+
+from ..errors import InputError
+from ..instance import load_instance
+from ..pipeline import KINDS, PipelineOptions, check_ops, pipeline_iteration_s
+from ..schedule import load_schedule
+
+
+def add_parser(sub):
+    p = sub.add_parser("pipeline", help="iteration time of one job's placement under a pipeline schedule",
+                       description="Schedule the micro-batches of one job's placement (taken from SCHEDULE) "
+                                   "with GPipe, 1F1B, CrossPipe's latency-aware greedy or the CP-SAT optimum, "
+                                   "and print its iteration time beside the analytic model's.")
+    p.add_argument("instance", help="instance JSON file (schema bace-opt/instance/v1)")
+    p.add_argument("schedule", help="schedule JSON file giving the job's placement (schema bace-opt/schedule/v1)")
+    p.add_argument("--job", required=True, metavar="NAME", help="the job (must have status 'done' in SCHEDULE)")
+    p.add_argument("--kind", default="1f1b", choices=KINDS, help="pipeline schedule (default 1f1b)")
+    p.add_argument("--split-backward", action="store_true",
+                   help="split the backward block into input-gradient (D) and weight-gradient (W) halves")
+    p.add_argument("--forward-fraction", type=float, default=1.0 / 3.0, metavar="PHI",
+                   help="T_F = PHI * stage time, T_B = (1 - PHI) * stage time (default 1/3)")
+    p.add_argument("--memory-limit", type=int, default=None, metavar="N",
+                   help="in-flight micro-batches per stage (default: 1F1B's, S - k + 1 on stage k)")
+    p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                   help="CP-SAT time limit for --kind optimal (default 60 s)")
+    p.add_argument("--threads", type=int, default=1, help="CP-SAT workers for --kind optimal (default 1)")
+    p.add_argument("--gantt", metavar="FILE.png", help="draw the schedule as a Gantt chart (PNG)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    inst = load_instance(args.instance)
+    sched = load_schedule(args.schedule)
+    try:
+        entry = sched.job(args.job)
+    except KeyError:
+        names = ", ".join(j.name for j in sched.jobs[:10]) + (" ..." if len(sched.jobs) > 10 else "")
+        raise InputError(f"job {args.job!r} is not in schedule {args.schedule!r} (jobs: {names})") from None
+    if args.job not in inst.job_index:
+        raise InputError(f"job {args.job!r} is not in instance {args.instance!r}")
+    if entry.status != "done":
+        raise InputError(f"job {args.job!r} has status {entry.status!r} in {args.schedule!r}: it has no placement "
+                         f"to schedule (needs 'done')")
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise InputError(f"--time-limit must be > 0, got {args.time_limit}")
+    opts = PipelineOptions(forward_fraction=args.forward_fraction, split_backward=args.split_backward,
+                           memory_limit=args.memory_limit, time_limit_s=args.time_limit, threads=args.threads)
+    res = pipeline_iteration_s(inst, args.job, entry.blocks, entry.hops, kind=args.kind, options=opts)
+    bad = check_ops(res.model, res.ops, res.memory_limit)
+    if bad:  # a bug, not bad input: say so loudly
+        raise RuntimeError(f"pipeline schedule breaks the model: {bad[:3]}")
+    if args.gantt:
+        from ..pipeline.gantt import draw_gantt
+        draw_gantt(res.model, res.ops, args.gantt,
+                   title=f"{args.job}: {args.kind}, iteration {res.iteration_s:.6g} s "
+                         f"(analytic {res.analytic_iteration_s:.6g} s)")
+    if args.json:
+        d = {"job": args.job}
+        d.update(res.to_dict())
+        print(json.dumps(d, indent=1))
+    else:
+        m = res.model
+        print(f"job {args.job}: {m.stages} stages x {m.microbatches} micro-batches, "
+              f"{len(m.boundaries)} cross-region hop(s), kind {args.kind}")
+        print(f"iteration_s: {res.iteration_s:.9g}")
+        print(f"analytic_iteration_s: {res.analytic_iteration_s:.9g}")
+        print(f"ratio: {res.iteration_s / res.analytic_iteration_s:.4f}")
+        print(f"memory_limit: {list(res.memory_limit)}  peak_inflight: {list(res.peak_inflight)}")
+        if args.kind == "optimal":
+            gap = "-" if res.gap is None else f"{res.gap:.3g}"
+            print(f"status: {res.status}  objective_s: {res.objective_s}  bound_s: {res.bound_s}  gap: {gap}  "
+                  f"resolution_s: {res.resolution_s:g}  exact_grid: {res.exact_grid}  source: {res.source}")
+        if args.gantt:
+            print(f"gantt: {args.gantt}")
+    return 0
