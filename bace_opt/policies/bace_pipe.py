@@ -84,8 +84,10 @@ def priorities(queue: Sequence[Job], state: ClusterState, alpha: float | None = 
 
 def prioritize(queue: Sequence[Job], state: ClusterState, alpha: float | None = None) -> list[Job]:
     """The jobs of ``queue`` in descending priority (ties: arrival, then instance order)."""
-    pr = priorities(queue, state, alpha)
     idx = state.inst.job_index
+    if len(queue) < 2:
+        return list(queue)
+    pr = priorities(queue, state, alpha)
     return sorted(queue, key=lambda j: (-pr[j.name], j.arrival_s, idx[j.name]))
 
 
@@ -333,7 +335,7 @@ def plan_cost(inst: Instance, job: Job, plan: JobPlan) -> tuple[float, float]:
     (price curve integrated from the start), plus egress when the instance's objective counts it."""
     regions = [b.region for b in plan.blocks]
     tau = F.tau_s(inst, job, regions)
-    lat = [inst.route(h.route).latency_ms for h in plan.hops]
+    lat = [_route_latency_ms(inst, h.route) for h in plan.hops]
     run = job.iterations * F.iteration_s(job, tau, [h.reserved_gbps for h in plan.hops], lat)
     blocks = [(b.region, b.stages) for b in plan.blocks]
     cost = F.electricity_usd(inst, job, blocks, plan.start_s, run)
@@ -343,6 +345,14 @@ def plan_cost(inst: Instance, job: Job, plan: JobPlan) -> tuple[float, float]:
 
 
 # ---------------------------------------------------------------------- the policy
+
+def _route_latency_ms(inst: Instance, route: tuple[str, ...]) -> float:
+    cache = inst.__dict__.setdefault("_policy_route_lat", {})
+    v = cache.get(route)
+    if v is None:
+        v = cache[route] = inst.route(route).latency_ms
+    return v
+
 
 class OrderedPolicy:
     """A policy that orders the jobs it may start and places them one by one with its placement rule.

@@ -45,13 +45,14 @@ class ClusterState:
     utilization of the links in use.
     """
 
-    __slots__ = ("inst", "now", "_free", "_bw")
+    __slots__ = ("inst", "now", "_free", "_bw", "_prices")
 
     def __init__(self, inst: Instance, now: float, free_gpus: Mapping[str, int], free_gbps: Sequence[float]):
         self.inst = inst
         self.now = float(now)
         self._free = dict(free_gpus)
         self._bw = list(free_gbps)
+        self._prices: dict[str, float] = {}
         if len(self._bw) != len(inst.links):
             raise ValueError(f"free_gbps has {len(self._bw)} entries, the instance has {len(inst.links)} links")
 
@@ -86,7 +87,10 @@ class ClusterState:
         return min((self._bw[li[(u, v)]] for u, v in zip(regions, regions[1:])), default=math.inf)
 
     def price(self, region: str) -> float:
-        return F.price_at(self.inst, region, self.now)
+        p = self._prices.get(region)
+        if p is None:
+            p = self._prices[region] = F.price_at(self.inst, region, self.now)
+        return p
 
     def total_free_gpus(self) -> int:
         return sum(self._free.values())
@@ -94,10 +98,10 @@ class ClusterState:
     def alpha(self) -> float:
         """Mean utilization (reserved / capacity) of the links with any reservation; 0 when none."""
         tot, n = 0.0, 0
-        for l, bw in zip(self.inst.links, self._bw):
-            used = l.bandwidth_gbps - bw
+        for cap, bw in zip(_capacities(self.inst), self._bw):
+            used = cap - bw
             if used > MIN_GBPS:
-                tot += used / l.bandwidth_gbps
+                tot += used / cap
                 n += 1
         return min(1.0, tot / n) if n else 0.0
 
@@ -180,6 +184,13 @@ class _ReadOnlyDict(Mapping):
 
     def __len__(self):
         return len(self._d)
+
+
+def _capacities(inst: Instance) -> list[float]:
+    caps = inst.__dict__.get("_policy_caps")
+    if caps is None:
+        caps = inst.__dict__["_policy_caps"] = [l.bandwidth_gbps for l in inst.links]
+    return caps
 
 
 def _eligible(inst: Instance, job: Job) -> frozenset[str]:

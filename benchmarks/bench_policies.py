@@ -1,0 +1,218 @@
+"""BACE-Pipe against the paper's baselines and its ablations on the paper instances (issue 4).
+
+Instances: the paper family (``bace_opt.builders.paper.paper_instance``) for seeds 1-3: the base setup
+(8 jobs) and the sensitivity variants of system-model.md (bandwidth x0.3 and x1.5, GPUs x0.5 and x1.25,
+24 jobs).  Each is read from ``instances/<name>.json`` when that file exists (the shipped instances), and
+built with the builder otherwise; the table says which.
+
+Every policy runs in the simulator (queue mode, all jobs arriving at 0 as in the paper's batch); every
+schedule is checked by the evaluator, and every figure below is the evaluator's.  Printed and written:
+
+* per instance and policy: average JCT (h, over completed jobs), total electricity (USD), jobs completed,
+  jobs never started (a policy whose rules can never place a job, e.g. a single-region baseline with a job
+  larger than every region, leaves it ``unscheduled``), total head-of-line-blocked hours;
+* BACE-Pipe's change against each baseline beside the paper's ranges (JCT -27.9..-64.7 %, cost
+  -12.6..-30.6 %).  When both policies complete every job, the change compares the schedules' metrics.  When
+  one leaves jobs unscheduled, the whole-schedule figures are not comparable (fewer jobs run); the change
+  is then computed over the jobs both completed ("common jobs") and marked so;
+* the ablation table: change of each ablation against full BACE-Pipe, beside the paper's
+  (priority +41.9 % JCT / +5.0 % cost, pathfinder +52.5 % / +20.5 %, cost-min +4.6 % / +13.9 %).
+
+Nothing is tuned toward the paper; see benchmarks/results/policies.md for what comes out and why it differs.
+
+Run:  python benchmarks/bench_policies.py [--seeds 1 2 3] [--exact] [--no-write]
+Writes benchmarks/results/policies.csv (one row per instance x policy) and policies.md.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import bace_opt as bo
+from bace_opt.builders.paper import paper_instance
+from bace_opt.policies import ABLATIONS, HEURISTICS
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINES = ("lcf", "ldf", "cr-lcf", "cr-ldf")
+VARIANTS = [  # (label, builder kwargs)
+    ("base", {}),
+    ("bw x0.3", {"bandwidth_scale": 0.3}),
+    ("bw x1.5", {"bandwidth_scale": 1.5}),
+    ("gpu x0.5", {"gpu_scale": 0.5}),
+    ("gpu x1.25", {"gpu_scale": 1.25}),
+    ("24 jobs", {"jobs": 24}),
+]
+PAPER_MAIN = {"jct": (-64.7, -27.9), "cost": (-30.6, -12.6)}
+PAPER_ABLATION = {"bace-pipe-no-priority": (41.9, 5.0), "bace-pipe-no-pathfinder": (52.5, 20.5),
+                  "bace-pipe-no-costmin": (4.6, 13.9)}
+
+
+def load_or_build(seed: int, kw: dict) -> tuple[bo.Instance, str]:
+    inst = paper_instance(seed=seed, **kw)
+    f = ROOT / "instances" / f"{inst.name}.json"
+    if f.exists():
+        return bo.load_instance(f), f"instances/{f.name}"
+    return inst, "builder"
+
+
+def run_all(seeds, exact: bool, time_limit_s: float):
+    policies = list(HEURISTICS) + list(ABLATIONS) + (["exact-p1"] if exact else [])
+    rows, scheds = [], {}
+    for label, kw in VARIANTS:
+        for seed in seeds:
+            inst, src = load_or_build(seed, kw)
+            for pol in policies:
+                opts = {"time_limit_s": time_limit_s} if pol == "exact-p1" else {}
+                t = time.perf_counter()
+                s = bo.simulate(inst, pol, **opts)
+                wall = time.perf_counter() - t
+                rep = bo.evaluate(inst, s)
+                if not rep.feasible:
+                    raise SystemExit(f"{pol} on {inst.name}: infeasible schedule: {rep.violations[:3]}")
+                m = rep.metrics
+                scheds[(label, seed, pol)] = rep
+                rows.append({
+                    "variant": label, "seed": seed, "instance": inst.name, "source": src, "policy": pol,
+                    "jobs": len(inst.jobs), "jobs_done": m["jobs_done"], "jobs_unscheduled": m["jobs_unscheduled"],
+                    "avg_jct_h": m["avg_jct_s"] / 3600 if m["avg_jct_s"] is not None else None,
+                    "makespan_h": m["makespan_s"] / 3600 if m["makespan_s"] is not None else None,
+                    "total_electricity_usd": m["total_electricity_usd"], "total_egress_usd": m["total_egress_usd"],
+                    "avg_wait_h": m["avg_wait_s"] / 3600 if m["avg_wait_s"] is not None else None,
+                    "hol_blocked_h": s.meta["total_hol_blocked_s"] / 3600,
+                    "comm_bound_jobs": sum(1 for f in rep.figures.values() if f.comm_bound),
+                    "wall_s": wall,
+                })
+    return rows, scheds
+
+
+def change(a: bo.Report, b: bo.Report) -> tuple[float | None, float | None, bool]:
+    """(JCT change %, electricity change %, common-jobs flag) of a against b."""
+    fa, fb = a.figures, b.figures
+    if set(fa) == set(fb):
+        ja, jb = a.metrics["avg_jct_s"], b.metrics["avg_jct_s"]
+        ca, cb = a.metrics["total_electricity_usd"], b.metrics["total_electricity_usd"]
+        common = False
+    else:
+        both = sorted(set(fa) & set(fb))
+        if not both:
+            return None, None, True
+        ja = math.fsum(fa[n].jct_s for n in both) / len(both)
+        jb = math.fsum(fb[n].jct_s for n in both) / len(both)
+        ca = math.fsum(fa[n].electricity_usd for n in both)
+        cb = math.fsum(fb[n].electricity_usd for n in both)
+        common = True
+    return 100 * (ja - jb) / jb, 100 * (ca - cb) / cb, common
+
+
+def fmt(x, nd=1, sign=True):
+    if x is None:
+        return "-"
+    return f"{x:+.{nd}f}" if sign else f"{x:.{nd}f}"
+
+
+def report(rows, scheds, seeds) -> str:
+    L = []
+    L.append("# BACE-Pipe vs baselines and ablations on the paper instances\n")
+    L.append("Generated by `python benchmarks/bench_policies.py` (every figure is the evaluator's; queue mode, "
+             "all jobs arriving at t=0). Average JCT is over the jobs a policy completed; `done` = completed / "
+             "jobs (the rest are `unscheduled`: the policy's rules never place them).\n")
+    srcs = sorted({r["source"] if r["source"] == "builder" else "instances/" for r in rows})
+    L.append(f"Instances from: {', '.join(srcs)}.\n")
+    pols = list(dict.fromkeys(r["policy"] for r in rows))
+    # ---------------------------------------------------------------- per variant table (mean over seeds)
+    L.append("## Average JCT (h) / total electricity (USD) / done, per instance\n")
+    for label, _ in VARIANTS:
+        L.append(f"### {label}\n")
+        head = "| policy | " + " | ".join(f"seed {s}: JCT h / USD / done" for s in seeds) + " | HoL-blocked h (sum) |"
+        L.append(head)
+        L.append("|" + "---|" * (len(seeds) + 2))
+        for p in pols:
+            cells, hol = [], 0.0
+            for s in seeds:
+                r = next(x for x in rows if x["variant"] == label and x["seed"] == s and x["policy"] == p)
+                cells.append(f"{fmt(r['avg_jct_h'], 2, False)} / {r['total_electricity_usd']:.1f} / "
+                             f"{r['jobs_done']}/{r['jobs']}")
+                hol += r["hol_blocked_h"]
+            L.append(f"| {p} | " + " | ".join(cells) + f" | {hol:.2f} |")
+        L.append("")
+    # ---------------------------------------------------------------- BACE-Pipe vs baselines
+    L.append("## BACE-Pipe's change against each baseline (%; negative = BACE-Pipe better)\n")
+    L.append(f"Paper (base setup, against the four baselines): JCT {PAPER_MAIN['jct'][0]}..{PAPER_MAIN['jct'][1]} %, "
+             f"electricity cost {PAPER_MAIN['cost'][0]}..{PAPER_MAIN['cost'][1]} %. `*` = over the jobs both "
+             "completed (the baseline left some unscheduled), not comparable to whole-schedule figures.\n")
+    L.append("| variant | baseline | " + " | ".join(f"seed {s} JCT / cost" for s in seeds) +
+             " | range JCT (whole schedules) | range cost (whole schedules) |")
+    L.append("|" + "---|" * (len(seeds) + 4))
+    for label, _ in VARIANTS:
+        for b in BASELINES + ("fifo",):
+            cells, js, cs = [], [], []
+            for s in seeds:
+                dj, dc, common = change(scheds[(label, s, "bace-pipe")], scheds[(label, s, b)])
+                star = "*" if common else ""
+                cells.append(f"{fmt(dj)}{star} / {fmt(dc)}{star}")
+                if not common and dj is not None:
+                    js.append(dj)
+                    cs.append(dc)
+            rj = f"{min(js):+.1f}..{max(js):+.1f}" if js else "-"
+            rc = f"{min(cs):+.1f}..{max(cs):+.1f}" if cs else "-"
+            L.append(f"| {label} | {b} | " + " | ".join(cells) + f" | {rj} | {rc} |")
+    L.append("")
+    # ---------------------------------------------------------------- ablations
+    L.append("## Ablations: change against full BACE-Pipe (%; positive = the ablation is worse)\n")
+    L.append("| variant | removed | " + " | ".join(f"seed {s} JCT / cost" for s in seeds) +
+             " | mean JCT | mean cost | paper JCT | paper cost |")
+    L.append("|" + "---|" * (len(seeds) + 6))
+    for label, _ in VARIANTS:
+        for a in ABLATIONS:
+            cells, js, cs = [], [], []
+            for s in seeds:
+                dj, dc, common = change(scheds[(label, s, a)], scheds[(label, s, "bace-pipe")])
+                star = "*" if common else ""
+                cells.append(f"{fmt(dj)}{star} / {fmt(dc)}{star}")
+                if dj is not None:
+                    js.append(dj)
+                    cs.append(dc)
+            pj, pc = PAPER_ABLATION[a] if label == "base" else ("", "")
+            L.append(f"| {label} | {a.replace('bace-pipe-no-', '')} | " + " | ".join(cells) +
+                     f" | {fmt(statistics.mean(js)) if js else '-'} | {fmt(statistics.mean(cs)) if cs else '-'} | "
+                     f"{'+' + str(pj) if pj != '' else ''} | {'+' + str(pc) if pc != '' else ''} |")
+    L.append("")
+    return "\n".join(L)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--exact", action="store_true", help="also run exact-p1 (solves P1 at every event)")
+    ap.add_argument("--time-limit", type=float, default=60.0, help="exact-p1: time limit per solve (s)")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args(argv)
+    t = time.perf_counter()
+    rows, scheds = run_all(args.seeds, args.exact, args.time_limit)
+    md = report(rows, scheds, args.seeds)
+    print(md)
+    print(f"({len(rows)} simulations in {time.perf_counter() - t:.1f} s)")
+    if not args.no_write:
+        out = ROOT / "benchmarks" / "results"
+        out.mkdir(parents=True, exist_ok=True)
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip()
+        with (out / "policies.csv").open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]) + ["commit"])
+            w.writeheader()
+            for r in rows:
+                w.writerow({**{k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()},
+                            "commit": commit})
+        (out / "policies.md").write_text(md + "\n", encoding="utf-8")
+        print(f"wrote {out.relative_to(ROOT)}/policies.csv and policies.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Simulator speed: 10,000 jobs on 20 regions with ``bace-pipe`` (issue 4).
+
+Targets: the whole simulation (including pricing the schedule with the evaluator's ``make_schedule``) in
+under 10 s on one core; the median placement decision (one ``policy.decide`` call) under 1 ms.
+
+The instance (seeded): 20 regions in a full mesh, A6000 GPUs, 16..128 per region, links 25..100 Gbit/s with
+latency 5..150 ms, constant prices 0.156..0.295 USD/kWh (``--hourly`` gives every region a 30-day hourly price
+series, which adds price-change events while jobs wait).  Jobs: 2..32 stages, 8..64 micro-batches,
+20..300 iterations, stage time 0.05..0.5 s, activation 5..60 MB; Poisson arrivals whose mean inter-arrival
+time is set so that the offered load (GPU-seconds asked per second over the cluster's GPUs) is ``--load``
+(default 0.8; near 1 the queue grows and decisions get slower).
+
+Run:  python benchmarks/bench_sim_speed.py [--jobs 10000] [--regions 20] [--load 0.8] [--hourly] [--no-hol]
+Writes benchmarks/results/sim_speed.csv (one row per run, appended).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import platform
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import bace_opt as bo
+from bace_opt import formulas as F
+from bace_opt.sim import run_simulation
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def build(n_jobs=10_000, n_regions=20, load=0.8, hourly=False, seed=0) -> bo.Instance:
+    rng = random.Random(seed)
+    gt = bo.GpuType("A6000", 154.8, 48, 300)
+    regions = []
+    for i in range(n_regions):
+        price = round(rng.uniform(0.156, 0.295), 3)
+        series = None
+        if hourly:
+            series = bo.PriceSeries(0.0, 3600.0, tuple(round(price * rng.uniform(0.6, 1.4), 4)
+                                                       for _ in range(24 * 30)))
+        regions.append(bo.Region(f"r{i:02d}", "A6000", rng.choice([16, 32, 64, 128]), price, price_series=series))
+    links = [bo.Link(a.name, b.name, round(rng.uniform(25, 100), 1), round(rng.uniform(5, 150), 1))
+             for i, a in enumerate(regions) for b in regions[i + 1:]]
+    specs = []
+    for k in range(n_jobs):
+        S = rng.randint(2, 32)
+        m = rng.randint(8, 64)
+        N = rng.randint(20, 300)
+        t = rng.uniform(0.05, 0.5)
+        A = rng.uniform(5, 60)
+        specs.append((S, m, N, t, A))
+    total_gpus = sum(r.gpus for r in regions)
+    # mean single-region GPU-seconds of a job, to set the arrival rate for the offered load
+    gpu_s = sum(S * N * (m + S - 1) * t for S, m, N, t, A in specs) / n_jobs
+    mean_ia = gpu_s / (load * total_gpus)
+    jobs, t_arr = [], 0.0
+    for k, (S, m, N, t, A) in enumerate(specs):
+        if k:
+            t_arr += rng.expovariate(1.0 / mean_ia)
+        jobs.append(bo.Job(f"job{k:05d}", round(t_arr, 3), S, m, N, round(t, 4), round(A, 3)))
+    return bo.Instance(f"bench-sim-{n_jobs}j-{n_regions}r", {"A6000": gt}, "A6000", regions, links, jobs).validated()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--jobs", type=int, default=10_000)
+    ap.add_argument("--regions", type=int, default=20)
+    ap.add_argument("--load", type=float, default=0.8)
+    ap.add_argument("--policy", default="bace-pipe")
+    ap.add_argument("--hourly", action="store_true", help="hourly price series (adds price-change events)")
+    ap.add_argument("--no-hol", action="store_true", help="skip head-of-line measurement")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args(argv)
+
+    t = time.perf_counter()
+    inst = build(args.jobs, args.regions, args.load, args.hourly, args.seed)
+    build_s = time.perf_counter() - t
+    sched, stats = run_simulation(inst, args.policy, track_hol=not args.no_hol)
+    rep_t = time.perf_counter()
+    rep = bo.evaluate(inst, sched)
+    eval_s = time.perf_counter() - rep_t
+    d = sorted(stats.decide_s)
+    p = lambda q: d[min(len(d) - 1, int(q * len(d)))] if d else math.nan
+    m = sched.metrics
+    print(f"instance: {inst.name} ({args.jobs} jobs, {args.regions} regions, {len(inst.links)} links, "
+          f"{inst.total_gpus} GPUs, offered load {args.load}, hourly prices: {args.hourly}); built in {build_s:.2f} s")
+    print(f"policy {args.policy}, queue mode, HoL tracking {'off' if args.no_hol else 'on'}")
+    print(f"simulation wall time: {stats.wall_s:.2f} s (target < 10 s), incl. make_schedule pricing")
+    print(f"events: {stats.events}, events/s: {stats.events_per_s:,.0f}, decisions: {stats.decisions}, "
+          f"HoL placement calls: {stats.place_calls}")
+    print(f"decision time: median {p(0.5) * 1e3:.3f} ms (target < 1 ms), p90 {p(0.9) * 1e3:.3f} ms, "
+          f"p99 {p(0.99) * 1e3:.3f} ms, max {d[-1] * 1e3 if d else math.nan:.3f} ms")
+    print(f"schedule: feasible {rep.feasible} (evaluated in {eval_s:.2f} s), done {m['jobs_done']}, "
+          f"unscheduled {m['jobs_unscheduled']}, avg JCT {m['avg_jct_s'] / 3600:.2f} h, "
+          f"avg wait {m['avg_wait_s'] / 3600:.2f} h, electricity {m['total_electricity_usd']:.0f} USD")
+    if not args.no_write:
+        out = ROOT / "benchmarks" / "results" / "sim_speed.csv"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        new = not out.exists()
+        try:
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                    text=True).stdout.strip()
+        except OSError:
+            commit = ""
+        with out.open("a", newline="") as f:
+            w = csv.writer(f)
+            if new:
+                w.writerow(["instance", "policy", "jobs", "regions", "load", "hourly", "hol", "wall_s", "events",
+                            "events_per_s", "decisions", "median_decide_ms", "p99_decide_ms", "feasible",
+                            "jobs_done", "python", "machine", "commit"])
+            w.writerow([inst.name, args.policy, args.jobs, args.regions, args.load, args.hourly, not args.no_hol,
+                        f"{stats.wall_s:.3f}", stats.events, f"{stats.events_per_s:.0f}", stats.decisions,
+                        f"{p(0.5) * 1e3:.4f}", f"{p(0.99) * 1e3:.4f}", rep.feasible, m["jobs_done"],
+                        platform.python_version(), f"{platform.machine()} x{os.cpu_count()}", commit])
+        print(f"appended to {out.relative_to(ROOT)}")
+    return 0 if rep.feasible else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
