@@ -1,0 +1,421 @@
+"""Instance builders: job profiles (hand-checked), K* and memory, the paper family (determinism, scales,
+shipped files reproduce byte for byte), the random family, the realistic/WAN family on ../shared/data
+(skipped when the folder is absent), and the ``generate`` command."""
+import csv
+import json
+import math
+import shlex
+import statistics
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from bace_opt import formulas as F
+from bace_opt.builders import geo
+from bace_opt.builders.paper import DATASETS, PAPER_MODELS, PAPER_REGIONS, paper_instance
+from bace_opt.builders.profiles import (MODELS, GpuSpec, ModelSpec, choose_stages, job_profile, load_gpu_specs,
+                                        load_model_specs, stage_memory_gb, stage_options, stage_time_s)
+from bace_opt.builders.synthetic import random_instance
+from bace_opt.cli.main import main
+from bace_opt.errors import InputError
+from bace_opt.instance import Instance, load_instance
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTANCES = ROOT / "instances"
+DATA = ROOT.parent / "shared" / "data"
+needs_data = pytest.mark.skipif(not (DATA / "skyplane").is_dir(), reason="../shared/data not present")
+
+
+# ---------------------------------------------------------------------- profiles
+
+def test_profile_hand_checked_llama_70b_on_a6000():
+    # Llama-3.1-70B: P = 70.6e9, L = 80, d = 8192; A6000: 154.8 TFLOPS, 48 GB; MFU 0.4; b = 1, s = 2048,
+    # B = 256 (m = 256); WikiText-103: 0.5e9 bytes / 4 = 1.25e8 tokens, 1 epoch; S = 80 given.
+    job = job_profile("Llama-3.1-70B", "A6000", stages=80, dataset_tokens=1.25e8, epochs=1.0, name="j")
+    # stage time = 6 * 70.6e9 * 1 * 2048 / 80 / (154.8e12 * 0.4) = 1.084416e13 / 6.192e13
+    assert job.stage_time_s == pytest.approx(0.175132, abs=1e-6)
+    # activation = 1 * 2048 * 8192 * 2 / 1e6
+    assert job.activation_mb == pytest.approx(33.5544, abs=1e-4)
+    # iterations = ceil(1.25e8 / (256 * 2048)) = ceil(238.42) = 239
+    assert job.iterations == 239
+    assert job.microbatches == 256
+    # memory = 16 * 70.6e9 / 80 + 80 in flight * 1 layer * 2 * 2048 * 8192 + 34 * 2048 * 8192 bytes
+    #        = 14.12e9 + 2.68435e9 + 0.57043e9 = 17.3748e9
+    assert job.memory_gb == pytest.approx(17.375, abs=1e-3)
+    assert job.stages == 80 and job.gpus_per_stage == 1 and job.model == "Llama-3.1-70B"
+
+
+def test_profile_whole_layers_and_even_split():
+    m = MODELS["Llama-3.1-70B"]
+    gpu = GpuSpec("X", 100.0, 80.0, 300.0)
+    # 80 layers on 30 stages: the fullest stage holds ceil(80/30) = 3 layers
+    t_ceil = stage_time_s(m, gpu, 30)
+    t_even = stage_time_s(m, gpu, 30, layer_split="even")
+    full = 6 * 70.6e9 * 2048 / (100e12 * 0.4)
+    assert t_ceil == pytest.approx(full * 3 / 80)
+    assert t_even == pytest.approx(full / 30)          # the spec's literal 6 P b s / S / (tflops MFU)
+    assert stage_time_s(m, gpu, 40) == pytest.approx(stage_time_s(m, gpu, 40, layer_split="even"))
+
+
+def test_kstar_is_memory_feasible_argmin():
+    opts = stage_options("Llama-3.1-70B", "A6000", max_stages=64)
+    k = choose_stages("Llama-3.1-70B", "A6000", max_stages=64)
+    best = opts[k - 1]
+    assert best.fits and best.memory_gb <= 0.9 * 48
+    # nothing feasible is faster; everything faster is over memory
+    for o in opts:
+        if o.fits:
+            assert o.iteration_s >= best.iteration_s
+        if o.iteration_s < best.iteration_s:
+            assert not o.fits
+    # S = 27..39 put 3 layers (42.4 GB of weights and optimizer state) on the fullest stage: over 43.2 GB
+    assert all(not o.fits for o in opts[26:39])
+    # S = 40..64 all hold 2 layers per stage; the smallest of them has the shortest fill: K* = 40
+    assert k == 40
+
+
+def test_kstar_with_the_spec_formula_is_the_cap():
+    # with layer_split="even" T_iter = (m + S - 1) / S * T_1 decreases in S: K* is the largest allowed S
+    assert choose_stages("Qwen2.5-14B", "A6000", max_stages=20, layer_split="even") == 20
+    assert choose_stages("Qwen2.5-14B", "A6000", max_gpus=13, layer_split="even") == 13
+
+
+def test_kstar_matches_formulas_iteration_s():
+    for o in stage_options("Qwen2.5-14B", "A6000", max_stages=10):
+        expected = (256 + o.stages - 1) * o.stage_time_s
+        assert o.iteration_s == pytest.approx(expected)
+
+
+def test_memory_counts_in_flight_microbatches():
+    m = ModelSpec("toy", 1.0, 8, 1024)
+    # S = 4 (2 layers per stage), m = 2 micro-batches: 2 in flight (not 4)
+    got = stage_memory_gb(m, 4, microbatches=2, seq_len=1000)
+    bsd = 1000 * 1024
+    want = (16 * 1e9 * 2 / 8 + 2 * 2 * 2 * bsd + 34 * bsd) / 1e9
+    assert got == pytest.approx(want)
+    no_rc = stage_memory_gb(m, 4, microbatches=8, seq_len=1000, recompute=False)
+    assert no_rc == pytest.approx((16 * 1e9 * 2 / 8 + 4 * 2 * 34 * bsd) / 1e9)
+    # two GPUs per stage halve everything
+    assert stage_memory_gb(m, 4, microbatches=2, seq_len=1000, gpus_per_stage=2) == pytest.approx(got / 2)
+
+
+def test_profile_errors_name_the_model():
+    with pytest.raises(InputError, match="FLM-101B"):
+        choose_stages("FLM-101B", "A6000", max_stages=64)    # needs 1 layer per stage: 80 stages
+    with pytest.raises(InputError, match="Llama-3.1-70B.*10 stages"):
+        job_profile("Llama-3.1-70B", "A6000", stages=10, dataset_tokens=1e6)
+    with pytest.raises(InputError, match="unknown model"):
+        job_profile("GPT-9", "A6000", dataset_tokens=1e6)
+    with pytest.raises(InputError, match="multiple of micro_batch"):
+        job_profile("Qwen2.5-14B", "A6000", dataset_tokens=1e6, micro_batch=3, global_batch=256)
+
+
+@pytest.mark.skipif(not (DATA / "llm_hw").is_dir(), reason="../shared/data/llm_hw not present")
+def test_llm_hw_readers():
+    gpus = load_gpu_specs(DATA)
+    assert gpus["a6000-48gb"].tflops == 154.8 and gpus["a6000-48gb"].memory_gb == 48
+    assert gpus["A100-SXM4-80GB"].tflops == 312 and gpus["A100-SXM4-80GB"].power_w == 400
+    models = load_model_specs(DATA / "llm_hw")
+    assert models["Llama-3.1 70B"].layers == 80 and models["Llama-3.1 70B"].hidden == 8192
+    # params estimated from the llm-analysis config agree with the published 69B within 1%
+    assert models["upstage_Llama-2-70b-instruct-v2"].params_b == pytest.approx(69.0, rel=0.01)
+    # a spec read from the files builds a job like a built-in one
+    job = job_profile(models["Llama-3.1 70B"], GpuSpec("A6000", 154.8, 48, 300), dataset_tokens=1e8)
+    assert job.memory_gb <= 0.9 * 48
+
+
+def test_llm_hw_reader_bad_folder(tmp_path):
+    with pytest.raises(InputError, match="no model configs"):
+        load_model_specs(tmp_path)
+
+
+# ---------------------------------------------------------------------- geo
+
+def test_great_circle_and_latency_rule():
+    # London - Paris is about 344 km; Dublin - Ashburn 5,466 km -> 1.5 * 5466 / 200 + 2 = 43.0 ms
+    assert geo.haversine_km((51.5074, -0.1278), (48.8566, 2.3522)) == pytest.approx(344, abs=2)
+    d = geo.haversine_km(geo.CITY_COORDS["Ireland"], geo.CITY_COORDS["N. Virginia"])
+    assert geo.latency_ms(d) == pytest.approx(1.5 * d / 200 + 2)
+    assert geo.latency_ms(d) == pytest.approx(43.0, abs=0.2)
+
+
+# ---------------------------------------------------------------------- paper family
+
+def test_paper_instance_follows_the_setup():
+    inst = paper_instance(1)
+    assert [r.name for r in inst.regions] == [r.name for r in PAPER_REGIONS]
+    assert inst.meta["seed"] == 1 and "paper" in inst.meta["source"]
+    assert inst.gpu_types["A6000"].power_w == 300 and inst.gpu_types["A6000"].memory_gb == 48
+    for r in inst.regions:
+        assert r.gpus in (16, 32, 64, 128)
+        assert 0.156 <= r.price_usd_per_kwh <= 0.295
+    assert len(inst.links) == 15                                  # full mesh of 6
+    region_bw = inst.meta["region_bandwidth_gbps"]
+    coords = {r.name: geo.CITY_COORDS[r.city] for r in PAPER_REGIONS}
+    for l in inst.links:
+        assert 25 <= region_bw[l.a] <= 100
+        assert l.bandwidth_gbps == pytest.approx((region_bw[l.a] + region_bw[l.b]) / 2, abs=1e-3)
+        assert l.latency_ms == pytest.approx(geo.latency_ms(geo.haversine_km(coords[l.a], coords[l.b])), abs=0.01)
+    assert len(inst.jobs) == 8
+    assert sorted(j.model for j in inst.jobs) == sorted(PAPER_MODELS)    # 8 jobs: each model once
+    total = inst.total_gpus
+    for j in inst.jobs:
+        assert 14 <= MODELS[j.model].params_b <= 101
+        assert j.gpus <= total and j.memory_gb <= 0.9 * 48
+        assert j.arrival_s == 0.0
+        run_h = j.iterations * F.iteration_s(j, j.stage_time_s, [], []) / 3600
+        assert 0.1 < run_h < 24 * 5                               # hours to days, single region
+    assert {n["dataset"] for n in inst.meta["job_profiles"]} <= {d.name for d in DATASETS}
+
+
+def test_paper_determinism_and_seeds():
+    assert paper_instance(2).to_json() == paper_instance(2).to_json()
+    assert paper_instance(1).to_json() != paper_instance(2).to_json()
+
+
+def test_paper_scales_and_prefix_stability():
+    base = paper_instance(1)
+    bw = paper_instance(1, bandwidth_scale=0.3)
+    gp = paper_instance(1, gpu_scale=0.5)
+    many = paper_instance(1, jobs=24)
+    for l0, l1 in zip(base.links, bw.links):
+        assert l1.bandwidth_gbps == pytest.approx(l0.bandwidth_gbps * 0.3, abs=2e-3)
+        assert l1.latency_ms == l0.latency_ms
+    assert [r.gpus for r in gp.regions] == [max(1, math.floor(r.gpus * 0.5 + 0.5)) for r in base.regions]
+    assert [r.price_usd_per_kwh for r in gp.regions] == [r.price_usd_per_kwh for r in base.regions]
+    assert gp.jobs == base.jobs and bw.jobs == base.jobs      # the sensitivity variants share the jobs
+    assert many.jobs[:8] == base.jobs and len(many.jobs) == 24
+    assert paper_instance(1, gpu_scale=1.25).total_gpus == sum(math.floor(r.gpus * 1.25 + 0.5) for r in base.regions)
+
+
+def test_paper_small_cluster_caps_stages_by_gpus():
+    # gpu_scale 0.3 of seed 1 leaves 86 GPUs: every job still fits (K* re-chosen among S <= 86 if needed)
+    inst = paper_instance(1, gpu_scale=0.3)
+    assert all(j.gpus <= inst.total_gpus for j in inst.jobs)
+    with pytest.raises(InputError, match="does not fit"):
+        paper_instance(1, gpu_scale=0.05)
+
+
+def test_paper_poisson_arrivals():
+    inst = paper_instance(3, jobs=10, arrivals="poisson", mean_interarrival_s=600.0)
+    arr = [j.arrival_s for j in inst.jobs]
+    assert arr[0] == 0.0 and all(b > a for a, b in zip(arr, arr[1:]))
+    assert inst.to_json() == paper_instance(3, jobs=10, arrivals="poisson", mean_interarrival_s=600.0).to_json()
+    assert [j.model for j in inst.jobs] == [j.model for j in paper_instance(3, jobs=10).jobs]
+
+
+def test_paper_bad_arguments_listed_together():
+    with pytest.raises(InputError) as e:
+        paper_instance(-1, jobs=0, bandwidth_scale=0, gpu_scale=-2)
+    assert len(e.value.problems) == 4
+
+
+def _paper_files():
+    return sorted(p for p in INSTANCES.glob("paper-*.json"))
+
+
+def test_shipped_paper_instances_reproduce_byte_for_byte(tmp_path):
+    files = _paper_files()
+    assert len(files) >= 8
+    for p in files:
+        meta = json.loads(p.read_text())["meta"]
+        argv = shlex.split(meta["command"])[1:] + ["-o", str(tmp_path / p.name)]
+        assert main(argv) == 0
+        assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
+
+
+def test_shipped_instances_are_valid_and_round_trip():
+    files = sorted(INSTANCES.glob("*.json"))
+    assert {"tiny-2r-2j.json", "small-4r-6j.json", "paper-6r-8j-seed1.json"} <= {p.name for p in files}
+    for p in files:
+        inst = load_instance(p)
+        assert inst.name == p.stem
+        assert inst.meta.get("source"), p.name
+        assert inst.to_json() == p.read_text(), p.name
+
+
+# ---------------------------------------------------------------------- random family
+
+def test_random_instance_valid_and_deterministic():
+    a = random_instance(7, 5, 6, topology="sparse", transit=2, hourly_prices=True, mixed_gpus=True,
+                        max_gpus_per_stage=2, max_arrival_s=100.0, egress=True)
+    b = random_instance(7, 5, 6, topology="sparse", transit=2, hourly_prices=True, mixed_gpus=True,
+                        max_gpus_per_stage=2, max_arrival_s=100.0, egress=True)
+    assert a.to_json() == b.to_json()
+    assert a.to_json() != random_instance(8, 5, 6, topology="sparse", transit=2).to_json()
+    assert nx.is_connected(a.graph)
+    for t in ("t0", "t1"):
+        assert a.region(t).gpus == 0 and a.graph.degree(t) >= 2
+    assert all(r.price_series is not None and len(r.price_series.usd_per_kwh) == 24 for r in a.regions[:5])
+    assert a.objective.egress
+    for j in a.jobs:
+        assert sum(r.gpus // j.gpus_per_stage for r in a.regions) >= j.stages
+        assert 0 <= j.arrival_s <= 100
+
+
+def test_random_mesh_is_complete():
+    inst = random_instance(3, 4, 2)
+    assert len(inst.links) == 6 and inst.meta["seed"] == 3
+
+
+def test_random_instance_bad_arguments():
+    with pytest.raises(InputError, match="transit regions need topology='sparse'"):
+        random_instance(1, transit=1)
+    with pytest.raises(InputError, match="n_regions"):
+        random_instance(1, n_regions=0)
+
+
+# ---------------------------------------------------------------------- realistic family (needs the data)
+
+def _rows(*parts):
+    with DATA.joinpath(*parts).open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@needs_data
+def test_realistic_bandwidth_latency_egress_from_skyplane():
+    from bace_opt.builders.realistic import realistic_instance
+    regs = ["aws:us-east-1", "aws:us-west-1", "aws:ap-northeast-1"]
+    inst = realistic_instance(DATA, regs, gpus=32, jobs=2, hours=24, vm_pairs_per_link=4)
+    tp = [float(r["throughput_recieved"]) for r in _rows("skyplane", "throughput_2022_11.csv")
+          if {r["src_region"], r["dst_region"]} == {"aws:us-east-1", "aws:ap-northeast-1"}]
+    rtt = [float(r["avg_rtt"]) for r in _rows("skyplane", "latency.csv")
+           if {r["src_region"], r["dst_region"]} == {"aws:us-east-1", "aws:ap-northeast-1"}]
+    eg = [float(r["cost"]) for r in _rows("skyplane", "egress_cost.csv")
+          if {r["src"], r["dest"]} == {"aws:us-east-1", "aws:ap-northeast-1"}]
+    link = inst.links[inst.link_index[("aws:us-east-1", "aws:ap-northeast-1")]]
+    assert link.bandwidth_gbps == pytest.approx(statistics.median(tp) / 1e9 * 4, abs=1e-3)
+    assert link.latency_ms == pytest.approx(statistics.median(rtt) / 2, abs=1e-3)
+    assert link.egress_usd_per_gb == pytest.approx(sum(eg) / len(eg), abs=1e-5)
+    assert all(r.gpus == 32 for r in inst.regions) and len(inst.jobs) == 2
+    assert "Skyplane" in inst.meta["source"]
+    mx = realistic_instance(DATA, regs, gpus=32, jobs=2, hours=24, vm_pairs_per_link=4, aggregate="max")
+    assert mx.links[inst.link_index[("aws:us-east-1", "aws:ap-northeast-1")]].bandwidth_gbps == \
+        pytest.approx(max(tp) / 1e9 * 4, abs=1e-3)
+
+
+@needs_data
+def test_realistic_hourly_prices_adder_and_clip():
+    from bace_opt.builders.realistic import realistic_instance
+    inst = realistic_instance(DATA, ["aws:eu-central-1", "aws:us-east-1"], gpus=128, jobs=1,
+                              price_day="2023-07-01", hours=48)
+    rows = {r["datetime_utc"]: r for r in _rows("green_dcc", "electricity_price_usd_mwh_hourly_2023_wide.csv")}
+    series = inst.region("aws:eu-central-1").price_series
+    assert series.step_s == 3600 and len(series.usd_per_kwh) == 48
+    clipped = 0
+    for h, v in enumerate(series.usd_per_kwh):
+        ts = f"2023-07-{1 + h // 24:02d} {h % 24:02d}:00:00+00:00"
+        raw = float(rows[ts]["DE-LU"]) / 1000 + 0.10
+        assert v == pytest.approx(max(0.0, raw), abs=1e-5)
+        clipped += raw < 0
+    assert clipped > 0            # 2 July 2023 had deeply negative German prices: clipped to 0
+    assert inst.region("aws:eu-central-1").price_usd_per_kwh == pytest.approx(statistics.fmean(series.usd_per_kwh), abs=1e-5)
+
+
+@needs_data
+def test_realistic_errors():
+    from bace_opt.builders.realistic import realistic_instance
+    with pytest.raises(InputError, match="no grid zone"):
+        realistic_instance(DATA, ["aws:us-east-1", "aws:nowhere-1"])
+    with pytest.raises(InputError, match="aggregate"):
+        realistic_instance(DATA, aggregate="mode")
+    with pytest.raises(InputError, match="data folder not found"):
+        realistic_instance(DATA / "nope")
+    with pytest.raises(InputError, match="price_day"):
+        realistic_instance(DATA, price_day="July")
+
+
+@needs_data
+def test_wan_from_gml_with_transit_nodes():
+    from bace_opt.builders.realistic import OC_UNIT_GBPS, realistic_instance
+    sites = {"New York": {"zone": "US-NY-NYIS", "gpus": 64}, "Los Angeles": {"zone": "aws:us-west-1", "gpus": 80}}
+    inst = realistic_instance(DATA, topology_gml="Abilene", sites=sites, jobs=3, hours=24)
+    assert len(inst.regions) == 11 and len(inst.links) == 14
+    assert inst.region("Los Angeles").gpus == 80 and inst.region("Denver").gpus == 0
+    assert len(inst.compute_regions) == 2
+    assert all(l.bandwidth_gbps == pytest.approx(192 * OC_UNIT_GBPS, abs=1e-3) for l in inst.links)   # OC-192
+    r = inst.routes("New York", "Los Angeles", 1)[0]
+    assert len(r.regions) > 2                                  # traffic crosses transit nodes
+    assert inst.meta["sites"]["Los Angeles"]["zone"] == "US-CAL-CISO"   # cloud region mapped to its zone
+    with pytest.raises(InputError, match="not a node"):
+        realistic_instance(DATA, topology_gml="Abilene", sites={"Paris": {"zone": "FR", "gpus": 8}})
+
+
+@needs_data
+def test_gml_parallel_edges_are_merged(tmp_path):
+    from bace_opt.builders.realistic import realistic_instance
+    gml = tmp_path / "Toy.gml"
+    gml.write_text("""graph [
+  label "Toy"
+  node [ id 0 label "A" Latitude 40.71 Longitude -74.01 ]
+  node [ id 1 label "B" Latitude 38.90 Longitude -77.04 ]
+  node [ id 2 label "C" Latitude 41.85 Longitude -87.65 ]
+  edge [ source 0 target 1 LinkSpeedRaw 10000000000 ]
+  edge [ source 0 target 1 LinkSpeedRaw 40000000000 ]
+  edge [ source 1 target 2 ]
+]
+""")
+    inst = realistic_instance(DATA, topology_gml=gml, sites={"A": {"zone": "US-NY-NYIS", "gpus": 80},
+                                                             "C": {"zone": "US-MIDA-PJM", "gpus": 80}},
+                              jobs=1, hours=2, default_capacity_gbps=7.0)
+    ab = inst.links[inst.link_index[("A", "B")]]
+    bc = inst.links[inst.link_index[("B", "C")]]
+    assert ab.bandwidth_gbps == pytest.approx(50.0) and bc.bandwidth_gbps == pytest.approx(7.0)
+    assert inst.region("B").gpus == 0
+
+
+@needs_data
+def test_shipped_realistic_instances_reproduce(tmp_path):
+    cmds = {
+        "realistic-6r-8j-seed1.json": ["generate", "realistic", "--data", str(DATA), "--seed", "1"],
+        "wan-abilene-4s-7t-8j-seed1.json": [
+            "generate", "realistic", "--data", str(DATA), "--seed", "1", "--topology-gml", "Abilene",
+            "--site", "New York=US-NY-NYIS:64", "--site", "Washington DC=US-MIDA-PJM:64",
+            "--site", "Houston=US-TEX-ERCO:32", "--site", "Los Angeles=US-CAL-CISO:64"],
+    }
+    for fname, argv in cmds.items():
+        out = tmp_path / fname
+        assert main(argv + ["-o", str(out)]) == 0
+        assert out.read_bytes() == (INSTANCES / fname).read_bytes(), fname
+
+
+# ---------------------------------------------------------------------- CLI
+
+def test_generate_cli_writes_and_reports(tmp_path, capsys):
+    out = tmp_path / "p.json"
+    assert main(["generate", "paper", "--seed", "2", "--jobs", "3", "--gpu-scale", "1.25", "-o", str(out)]) == 0
+    inst = load_instance(out)
+    assert len(inst.jobs) == 3 and inst.meta["gpu_scale"] == 1.25
+    assert main(["generate", "random", "--seed", "4", "--regions", "3", "--jobs", "2", "--topology", "sparse",
+                 "--transit", "1"]) == 0
+    text = capsys.readouterr().out
+    assert Instance.from_dict(json.loads(text)).meta["seed"] == 4
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["generate", "paper", "--seed", "-3"], "--seed: must be >= 0"),
+    (["generate", "paper", "--seed", "1", "--bandwidth-scale", "zero"], "not a number"),
+    (["generate", "paper"], "required: --seed"),
+    (["generate", "random", "--seed", "1", "--transit", "1"], "need topology='sparse'"),
+    (["generate", "paper", "--seed", "1", "--gpu-scale", "0.01"], "does not fit"),
+    (["generate", "realistic", "--data", "/no/such/folder"], "data folder not found"),
+    (["generate"], "choose a family"),
+])
+def test_generate_cli_bad_input_one_line(argv, msg, capsys):
+    try:
+        rc = main(argv)
+    except SystemExit as e:
+        rc = e.code
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert msg in err and "Traceback" not in err
+    assert len([l for l in err.splitlines() if "error" in l]) == 1
+
+
+def test_generate_help_for_each_family(capsys):
+    for fam in ("paper", "random", "realistic"):
+        with pytest.raises(SystemExit) as e:
+            main(["generate", fam, "--help"])
+        assert e.value.code == 0
+        assert "--seed" in capsys.readouterr().out
