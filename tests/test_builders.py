@@ -62,14 +62,15 @@ def test_kstar_is_memory_feasible_argmin():
     opts = stage_options("Llama-3.1-70B", "A6000", max_stages=64)
     k = choose_stages("Llama-3.1-70B", "A6000", max_stages=64)
     best = opts[k - 1]
-    assert best.fits and best.memory_gb <= 0.9 * 48
+    assert best.fits and best.memory_gb <= 0.95 * 48
     # nothing feasible is faster; everything faster is over memory
     for o in opts:
         if o.fits:
             assert o.iteration_s >= best.iteration_s
         if o.iteration_s < best.iteration_s:
             assert not o.fits
-    # S = 27..39 put 3 layers (42.4 GB of weights and optimizer state) on the fullest stage: over 43.2 GB
+    # S = 27..39 put 3 layers (42.4 GB of weights and optimizer state + >= 3.3 GB of activations) on the
+    # fullest stage: over 0.95 x 48 = 45.6 GB
     assert all(not o.fits for o in opts[26:39])
     # S = 40..64 all hold 2 layers per stage; the smallest of them has the shortest fill: K* = 40
     assert k == 40
@@ -102,7 +103,10 @@ def test_memory_counts_in_flight_microbatches():
 
 def test_profile_errors_name_the_model():
     with pytest.raises(InputError, match="FLM-101B"):
-        choose_stages("FLM-101B", "A6000", max_stages=64)    # needs 1 layer per stage: 80 stages
+        choose_stages("FLM-101B", "A6000", max_stages=39)    # needs <= 2 layers per stage: 40 stages
+    assert choose_stages("FLM-101B", "A6000", max_stages=64) == 40
+    with pytest.raises(InputError, match="FLM-101B"):        # 2 layers (40.4 GB + activations) > 0.9 x 48 GB
+        choose_stages("FLM-101B", "A6000", max_stages=64, memory_headroom=0.9)
     with pytest.raises(InputError, match="Llama-3.1-70B.*10 stages"):
         job_profile("Llama-3.1-70B", "A6000", stages=10, dataset_tokens=1e6)
     with pytest.raises(InputError, match="unknown model"):
@@ -122,7 +126,7 @@ def test_llm_hw_readers():
     assert models["upstage_Llama-2-70b-instruct-v2"].params_b == pytest.approx(69.0, rel=0.01)
     # a spec read from the files builds a job like a built-in one
     job = job_profile(models["Llama-3.1 70B"], GpuSpec("A6000", 154.8, 48, 300), dataset_tokens=1e8)
-    assert job.memory_gb <= 0.9 * 48
+    assert job.memory_gb <= 0.95 * 48
 
 
 def test_llm_hw_reader_bad_folder(tmp_path):
@@ -162,7 +166,7 @@ def test_paper_instance_follows_the_setup():
     total = inst.total_gpus
     for j in inst.jobs:
         assert 14 <= MODELS[j.model].params_b <= 101
-        assert j.gpus <= total and j.memory_gb <= 0.9 * 48
+        assert j.gpus <= total and j.memory_gb <= 0.95 * 48
         assert j.arrival_s == 0.0
         run_h = j.iterations * F.iteration_s(j, j.stage_time_s, [], []) / 3600
         assert 0.1 < run_h < 24 * 5                               # hours to days, single region

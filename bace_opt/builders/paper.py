@@ -19,11 +19,18 @@ seed's cluster):
 - Jobs: job k's model is taken from a seeded permutation of the 8-model catalogue PAPER_MODELS (jobs 1-8 use
   each model once; jobs 9-16 a new permutation, ...), its dataset is a uniform draw from DATASETS.  Profile
   (profiles.job_profile): sequence 2048, micro-batch 1, global batch 256 sequences (m = 256 micro-batches,
-  0.52 M tokens per iteration), MFU 0.4, stages K* (with the analytic model, the layer count unless the
-  cluster is smaller).  Tokens: dataset bytes / 4 (about 4 bytes of English text per BPE token: OpenWebText's
-  38 GB gives 9.5 B tokens against nanoGPT's 9.0 B GPT-2 tokens).  Epochs: Alpaca-52k 3 (the Stanford Alpaca
+  0.52 M tokens per iteration), MFU 0.4, 95% of GPU memory usable, stages K* = the argmin of the
+  single-region iteration time over memory-feasible S <= min(layers, largest region of the seed's unscaled
+  cluster).  The cap keeps every job placeable in one region at scale 1 (the paper's single-region
+  baselines LCF/LDF place every job), and, being taken before scaling, keeps the jobs identical across the
+  bandwidth/GPU sensitivity variants (at gpu_scale < 1 a job may then exceed the largest region and must
+  span regions).  If no S within the cap fits memory (a seed whose largest region has 32 GPUs: the 70-101B
+  models need 40 A6000s), the cap is the layer count; if K* exceeds all GPUs of the cluster, S <= all GPUs.
+  With whole layers per stage K* is the smallest S holding k = ceil(L/S) layers per stage for the best k:
+  80-layer models get 40 stages under a 64-GPU cap and 80 under a 128-GPU cap.
+  Tokens: dataset bytes / 4 (about 4 bytes of English text per BPE token: OpenWebText's 38 GB gives 9.5 B tokens against nanoGPT's 9.0 B GPT-2 tokens).  Epochs: Alpaca-52k 3 (the Stanford Alpaca
   recipe), WikiText-103 1, OpenWebText 0.1 (a 0.95 B-token slice; a full epoch would take 10-17 days per
-  job here).  JCTs then range from about 20 minutes to about 2 days.
+  job here).  Single-region run times then range from under an hour to 2-3 days.
 - Arrivals: all at 0 by default (the paper's batch of 8 jobs); ``arrivals="poisson"`` draws exponential
   inter-arrival times with mean ``mean_interarrival_s`` (the first job arrives at 0).
 """
@@ -143,8 +150,9 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
                           "egress_usd_per_gb": float(egress_usd_per_gb)})
 
     # ---- jobs (job k's draws depend only on seed and k)
+    stage_cap = max(base_gpus) if max_stages is None else max_stages
     job_dicts, job_notes = paper_jobs(seed, jobs, gspec, total, arrivals=arrivals,
-                                      mean_interarrival_s=mean_interarrival_s, max_stages=max_stages,
+                                      mean_interarrival_s=mean_interarrival_s, max_stages=stage_cap,
                                       scale_note=f"gpu_scale={gpu_scale:g}")
 
     nm = name or _default_name(seed, jobs, bandwidth_scale, gpu_scale, arrivals)
@@ -195,16 +203,21 @@ def paper_jobs(seed: int, jobs: int, gpu: str | GpuSpec, total_gpus: int, *, arr
 def _paper_job(model: str, ds: Dataset, gspec: GpuSpec, total_gpus: int, max_stages: int | None, *, name: str,
                arrival_s: float, scale_note: str) -> tuple[dict, dict]:
     """A job dict (instance file form) and a note on how it was profiled."""
-    cap_note = "K* = argmin single-region T_iter, S <= layers" + (f", S <= {max_stages}" if max_stages else "")
     kw = dict(JOB_DEFAULTS)
+    prof = dict(micro_batch=kw["micro_batch"], seq_len=kw["seq_len"], global_batch=kw["global_batch"], mfu=kw["mfu"])
     try:
-        S = choose_stages(model, gspec, max_stages=max_stages, max_gpus=None, micro_batch=kw["micro_batch"],
-                          seq_len=kw["seq_len"], global_batch=kw["global_batch"], mfu=kw["mfu"])
-        if S > total_gpus:   # the scaled cluster is smaller than K*: re-choose among S <= all GPUs
-            S = choose_stages(model, gspec, max_stages=max_stages, max_gpus=total_gpus,
-                              micro_batch=kw["micro_batch"], seq_len=kw["seq_len"],
-                              global_batch=kw["global_batch"], mfu=kw["mfu"])
-            cap_note += f", S <= {total_gpus} (all GPUs of the cluster)"
+        try:
+            S = choose_stages(model, gspec, max_stages=max_stages, **prof)
+            cap_note = "K* = argmin single-region T_iter over memory-feasible S <= min(layers" + (
+                f", {max_stages} = largest region)" if max_stages else ")")
+        except InputError:
+            # no stage count within the largest region fits memory: the job must span regions
+            S = choose_stages(model, gspec, **prof)
+            cap_note = (f"no S <= {max_stages} (largest region) fits memory; K* = argmin single-region T_iter "
+                        "over memory-feasible S <= layers")
+        if S > total_gpus:   # the cluster is smaller than K*: re-choose among S <= all GPUs
+            S = choose_stages(model, gspec, max_gpus=total_gpus, **prof)
+            cap_note += f"; S <= {total_gpus} (all GPUs of the cluster)"
     except InputError as e:
         raise InputError(f"job {name!r}: {e} (the cluster has {total_gpus} GPUs"
                          f"{', ' + scale_note if scale_note else ''})") from None

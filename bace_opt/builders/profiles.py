@@ -11,7 +11,7 @@ F = tflops * 1e12 * MFU the sustained FLOP/s of one GPU.
                   = 16 * P * k / L / g                                      bf16 weights+grads, fp32 Adam
                   + min(S, m) * k * 2 * b * s * d / g                       checkpointed layer inputs
                   + 34 * b * s * d / g                                      one layer re-materialised
-    feasible      : memory <= memory_headroom * GPU memory (default 0.9)
+    feasible      : memory <= memory_headroom * GPU memory (default 0.95)
     S = K*        = argmin over feasible S in [1, S_cap] of T_iter(S) = (m + S - 1) * stage_time_s(S)
                     (formulas.iteration_s of a single-region placement: no hops, no latency); ties go to the
                     smaller S;  S_cap = min(L, max_stages, max_gpus // g).
@@ -30,7 +30,7 @@ Our reading, to be stated in the docs:
   re-materialised: 34 b s d bytes, Korthikanti et al. 2022 without the attention-score term, i.e.
   FlashAttention).  1F1B keeps min(S, m) micro-batches in flight on the first stage.  With
   ``recompute=False`` every in-flight micro-batch keeps 34 b s d bytes per layer.  Activations split over
-  the g GPUs of a stage (tensor + sequence parallelism).  ``memory_headroom`` (0.9) leaves room for the CUDA
+  the g GPUs of a stage (tensor + sequence parallelism).  ``memory_headroom`` (0.95) leaves room for the CUDA
   context and fragmentation.
 - FLOPs: 6 P b s per micro-batch (the spec); the extra forward of recomputation is not counted as useful
   work, it is what keeps MFU at 0.4 rather than higher.
@@ -170,7 +170,7 @@ class StageOption:
 
 def stage_options(model: str | ModelSpec, gpu: str | GpuSpec, *, micro_batch: int = 1, seq_len: int = 2048,
                   global_batch: int = 256, mfu: float = 0.4, gpus_per_stage: int = 1,
-                  max_stages: int | None = None, max_gpus: int | None = None, memory_headroom: float = 0.9,
+                  max_stages: int | None = None, max_gpus: int | None = None, memory_headroom: float = 0.95,
                   recompute: bool = True, layer_split: str = "ceil") -> list[StageOption]:
     """Every S in [1, S_cap] with its stage time, memory, memory fit and single-region T_iter."""
     model, gpu = get_model(model), get_gpu(gpu)
@@ -210,7 +210,7 @@ def _no_fit_message(model: ModelSpec, gpu: GpuSpec, kw: dict) -> str:
     if kw.get("max_gpus") is not None:
         caps.append(f"max_gpus={kw['max_gpus']}")
     return (f"model {model.name!r} does not fit {gpu.name} ({gpu.memory_gb:g} GB x headroom "
-            f"{kw.get('memory_headroom', 0.9):g}) with any stage count allowed ({', '.join(caps)}); "
+            f"{kw.get('memory_headroom', 0.95):g}) with any stage count allowed ({', '.join(caps)}); "
             f"allow more stages/GPUs, more gpus_per_stage, or a GPU with more memory")
 
 
@@ -225,7 +225,7 @@ def _microbatches(global_batch: int, micro_batch: int) -> int:
 def job_profile(model: str | ModelSpec, gpu: str | GpuSpec, *, seq_len: int = 2048, micro_batch: int = 1,
                 global_batch: int = 256, dataset_tokens: float, epochs: float = 1.0, mfu: float = 0.4,
                 stages: int | None = None, gpus_per_stage: int = 1, max_stages: int | None = None,
-                max_gpus: int | None = None, memory_headroom: float = 0.9, recompute: bool = True,
+                max_gpus: int | None = None, memory_headroom: float = 0.95, recompute: bool = True,
                 layer_split: str = "ceil", name: str | None = None, arrival_s: float = 0.0) -> Job:
     """A Job from an LLM and the reference GPU (module docstring has the formulas).
 

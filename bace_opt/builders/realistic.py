@@ -24,7 +24,8 @@ Cloud mode (``topology_gml=None``): the regions are cloud regions in Skyplane na
   value holds.  ``price_usd_per_kwh`` is the mean of the series.
 - GPUs: ``gpus`` (an int for every region, or a dict region -> count); default a seeded draw from
   {16, 32, 64, 128} per region, as in the paper family.  GPU type: the A6000 of the paper by default.
-- Jobs: the paper family's job generator (paper.paper_jobs), seeded the same way.
+- Jobs: the paper family's job generator (paper.paper_jobs), seeded the same way, with K* capped by the
+  largest region's GPU count.
 
 WAN mode (``topology_gml`` given): the regions are the GML nodes (named by their ``label``); ``sites`` maps a
 node label to ``{"zone": <grid zone or cloud region id>, "gpus": n}``; every other node is a transit region
@@ -228,7 +229,7 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
     region_dicts = [_region(r, gspec, counts[r], prices[zones[r]]) for r in regions]
     total = sum(counts.values())
     job_dicts, notes = paper_jobs(seed, jobs, gspec, total, arrivals=arrivals, mean_interarrival_s=mean_interarrival_s,
-                                  stream="bace-opt/realistic")
+                                  max_stages=max(counts.values()), stream="bace-opt/realistic")
     nm = name or f"realistic-{len(regions)}r-{jobs}j-seed{seed}"
     meta = {
         "source": (f"{SOURCE}.realistic_instance from {d.name}/: Skyplane (github.com/skyplane-project/skyplane) "
@@ -390,7 +391,7 @@ def _wan_instance(d: Path, topology_gml, sites: dict, *, seed, jobs, gspec, pric
             region_dicts.append({"name": lab, "gpu_type": gspec.name, "gpus": 0, "price_usd_per_kwh": 0.0, "pue": 1.0})
     total = sum(site_gpus.values())
     job_dicts, notes = paper_jobs(seed, jobs, gspec, total, arrivals=arrivals, mean_interarrival_s=mean_ia,
-                                  stream="bace-opt/realistic")
+                                  max_stages=max(site_gpus.values()), stream="bace-opt/realistic")
     net = str(g.graph.get("label") or g.graph.get("Network") or path.stem)
     nm = name or f"wan-{net.lower()}-{len(site_zone)}s-{len(node_order) - len(site_zone)}t-{jobs}j-seed{seed}"
     meta = {
