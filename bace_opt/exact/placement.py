@@ -733,7 +733,7 @@ def _solve_levels_milp(data, solver, options, warm_start, levels, t_start):
             z1 = int(round(-res.objective))
             m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= z1)
         elif level == 2:
-            z2 = pyo.value(m.obj_cost.expr)
+            z2 = max(pyo.value(m.obj_cost.expr), res.objective)
             m.con_level2 = pyo.Constraint(expr=m.obj_cost.expr <= z2 + LEVEL_TOL * max(abs(z2), 1e-9))
         if res.termination != Termination.OPTIMAL:
             pass  # later levels still improve on this incumbent; status reports non-proof

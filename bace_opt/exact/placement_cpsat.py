@@ -7,14 +7,19 @@ Differences from the MILP, all exact or with a proven error bound:
   integer product ``w[j,r,e] = n_jr * U_je`` (``AddMultiplicationEquality``; U_je = number of j's hops on
   link e), so the cost is LINEAR in (n, w, U) with real coefficients c_i (P1.22).
 * Objective scaling (P1.23): each real coefficient becomes ĉ_i = round(K c_i), with K = 2^50 / sum_i |c_i| ub_i
-  (so the scaled objective stays far inside int64).  For every solution x,
+  (about 7e13: far inside int64, and large
+  coefficients are what trip CP-SAT's presolve, see below).  For every solution x,
   |C(x) - Ĉ(x)/K| <= E := sum_i |c_i - ĉ_i/K| ub_i <= 0.5 sum_i ub_i / K.  CP-SAT proves Ĉ(x_K) optimal for
   the scaled objective, so the true optimum C* satisfies C* >= Ĉ*/K - E >= C(x_K) - 2E: the reported bound is
   (CP-SAT's scaled bound)/K - E, a proven bound on the true cost; the reported objective is C(x_K) re-priced
   with the real coefficients.  E / C is about 1e-12 on the paper instances.
-* Bandwidth (P1.14): demands and capacities in integer bit/s (x 1e9, rounded).  This is exact whenever the
-  real reservations on a link do not sum to within (number of terms) x 0.5 bit/s of its capacity; in that
-  sliver the evaluator's check decides (it is applied to every schedule).
+* Bandwidth (P1.14): demands in integer kbit/s rounded UP, capacities rounded DOWN (both ignoring 1e-12
+  Gbit/s of floating-point noise), so every CP-SAT solution is feasible for the real capacities.  It is exact
+  unless the real reservations on a link sum to within (number of hops on it) x 1e-6 Gbit/s below its
+  capacity; there CP-SAT may reject a placement the MILP accepts (then its optimum is a lower bound of
+  admissions, never an infeasible schedule).  Why kbit/s and not bit/s: with coefficients near 1e10, CP-SAT
+  9.15's presolve proved a feasible 2-job model "optimal" with 0 jobs (seen in tests; with presolve off it
+  found 2); 1e6 keeps coefficients small.
 * Levels: sequential like the MILP; level 1 is integral; level 2 is fixed at its scaled optimum (an integer,
   so the fixing is exact in the scaled model); level 3 is the scaled total run time.
 """
@@ -32,8 +37,14 @@ from .placement import PlacementData, Solution, solution_from_plans
 
 log = logging.getLogger(__name__)
 
-BW_SCALE = 1e9          # Gbit/s -> bit/s
-OBJ_RANGE = 2.0 ** 50   # scaled objectives stay below this
+BW_SCALE = 1e6          # Gbit/s -> kbit/s
+BW_NOISE = 1e-3         # kbit/s of floating-point noise ignored when rounding (1e-12 Gbit/s)
+OBJ_RANGE = 2.0 ** 46   # scaled objectives stay below this (about 7e13)
+
+
+def _up(gbps: float) -> int:
+    """A demand in integer kbit/s, rounded up (conservative) past floating-point noise."""
+    return math.ceil(gbps * BW_SCALE - BW_NOISE)
 
 
 class CpPlacement:
@@ -161,17 +172,17 @@ class CpPlacement:
             if d.K <= 1:
                 continue
             if len(d.classes) == 1:
-                bh = round(d.demand[0] * BW_SCALE)
+                bh = _up(d.demand[0])
                 for e in d.links:
                     terms[e].append(bh * self.U[d.j, e])
             else:
                 for e in d.links:
-                    v = self.model.NewIntVar(0, round(max(d.demand) * BW_SCALE) * (d.K - 1), f"v[{d.j},{e}]")
+                    v = self.model.NewIntVar(0, _up(max(d.demand)) * (d.K - 1), f"v[{d.j},{e}]")
                     for c in range(len(d.classes)):
-                        md.Add(v >= round(d.demand[c] * BW_SCALE) * self.U[d.j, e]).OnlyEnforceIf(self.s[d.j, c])
+                        md.Add(v >= _up(d.demand[c]) * self.U[d.j, e]).OnlyEnforceIf(self.s[d.j, c])
                     terms[e].append(v)
         for e, t in terms.items():
-            md.Add(sum(t) <= math.floor(data.free_gbps[e] * BW_SCALE + 0.5))
+            md.Add(sum(t) <= math.floor(data.free_gbps[e] * BW_SCALE + BW_NOISE))
 
     def _objectives(self):
         """Real-coefficient linear objectives: lists of (coef, var, ub) (P1.22)."""

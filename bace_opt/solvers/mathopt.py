@@ -87,6 +87,9 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, backend: str = 
         params.threads = int(options.threads)   # MathOpt's HiGHS accepts only the default thread count
     if backend == "scip":
         params.gscip.real_params["numerics/feastol"] = 1e-9
+    else:   # the same tolerances as the native HiGHS adapter
+        params.highs.double_options["mip_feasibility_tolerance"] = 1e-9
+        params.highs.double_options["primal_feasibility_tolerance"] = 1e-9
     for k, v in dict(options.backend_options).items():
         setattr(params, k, v)
     model_params = None

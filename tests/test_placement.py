@@ -1,0 +1,318 @@
+"""P1 placement: tiny instances built here, optimum known by hand or by brute-force enumeration below.
+
+Every exact schedule must pass the evaluator, and the solver's cost must equal the evaluator's recomputation
+(relative 1e-6).  Back ends that prove optimality must agree.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+
+from bace_opt import formulas as F
+from bace_opt.errors import InputError, SolverUnavailableError
+from bace_opt.evaluate import evaluate, price_plan
+from bace_opt.exact import solve
+from bace_opt.exact.placement import cost_at_t0_usd, solve_placement
+from bace_opt.instance import GpuType, Instance, Job, Link, Objective, PriceSeries, Region
+from bace_opt.schedule import Block, Hop, JobPlan
+from bace_opt.solvers import registry
+from bace_opt.solvers.base import SolveOptions
+
+OPT = SolveOptions(time_limit_s=30)
+MILP = [s for s in ("highs", "scip", "mathopt-highs") if registry.available(s)]
+ALL = MILP + (["cpsat"] if registry.available("cpsat") else [])
+
+GT = {"A6000": GpuType("A6000", 100.0, 48, 300), "FAST": GpuType("FAST", 200.0, 80, 400)}
+
+
+def make(regions, links, jobs, egress=False, name="t"):
+    """regions: (name, gpus, price[, gpu_type]); links: (a, b, gbps, ms[, egress]); jobs: (name, S, A_mb[, t_s])."""
+    R = [Region(r[0], r[3] if len(r) > 3 else "A6000", r[1], r[2]) for r in regions]
+    L = [Link(l[0], l[1], l[2], l[3], l[4] if len(l) > 4 else 0.0) for l in links]
+    J = [Job(j[0], 0.0, j[1], 8, 100, j[3] if len(j) > 3 else 0.1, j[2]) for j in jobs]
+    return Instance(name, GT, "A6000", R, L, J, Objective(egress=egress)).validated()
+
+
+def check(inst, sched):
+    """The schedule passes the evaluator and the solver's cost equals the evaluator's (rel 1e-6)."""
+    rep = evaluate(inst, sched)
+    assert rep.feasible, rep.summary()
+    done = [j.plan for j in sched.jobs if j.status == "done"]
+    ev = cost_at_t0_usd(inst, done, sched.meta["t0"])
+    assert sched.meta["cost_at_t0_usd"] == pytest.approx(ev, rel=1e-6, abs=1e-12)
+    return rep
+
+
+# ---------------------------------------------------------------------- hand-checked cases
+
+@pytest.mark.parametrize("solver", ALL)
+def test_job_must_span_regions(solver):
+    # 6 stages, no region has more than 4 GPUs: the job spans two regions, cheapest first (A 4 + B 2).
+    inst = make([("A", 4, 0.10), ("B", 4, 0.20), ("C", 4, 0.30)],
+                [("A", "B", 10, 20), ("B", "C", 10, 20), ("A", "C", 10, 20)], [("j", 6, 50)])
+    s = solve(inst, solver=solver, options=OPT)
+    assert s.solver.status == "optimal"
+    j = s.job("j")
+    assert sorted((b.region, b.stages) for b in j.blocks) == [("A", 4), ("B", 2)]
+    assert [sorted(h.route) for h in j.hops] == [["A", "B"]]
+    assert j.hops[0].reserved_gbps == pytest.approx(F.demand_gbps(inst.job("j"), 0.1))
+    check(inst, s)
+
+
+@pytest.mark.parametrize("solver", ALL)
+def test_thin_direct_link_relays_through_third_region(solver):
+    # b_j = 8 * 50 / 1000 / 0.1 = 4 Gbit/s; A-B has 1 Gbit/s, so the hop relays A-T-B through transit node T.
+    inst = make([("A", 3, 0.1), ("B", 3, 0.1), ("T", 0, 0.1)],
+                [("A", "B", 1, 5), ("A", "T", 10, 10), ("T", "B", 10, 10)], [("j", 6, 50)])
+    s = solve(inst, solver=solver, options=OPT)
+    j = s.job("j")
+    assert j.status == "done"
+    assert len(j.hops) == 1 and set(j.hops[0].route) == {"A", "T", "B"} and j.hops[0].route[1] == "T"
+    check(inst, s)
+
+
+@pytest.mark.parametrize("solver", ALL)
+def test_admission_limited_by_bandwidth_not_gpus(solver):
+    # 12 GPUs for two 4-stage jobs, but every job must span two regions (3 GPUs each) and only link A-B can
+    # carry a hop (b = 4 Gbit/s; 6 Gbit/s on A-B, 2 elsewhere): one job starts, the other is blocked.
+    regions = [("A", 3, 0.1), ("B", 3, 0.1), ("C", 3, 0.1), ("D", 3, 0.1)]
+    links = [(u, v, 6.0 if {u, v} == {"A", "B"} else 2.0, 10) for u, v in itertools.combinations("ABCD", 2)]
+    inst = make(regions, links, [("j1", 4, 50), ("j2", 4, 50)])
+    s = solve(inst, solver=solver, options=OPT)
+    assert s.solver.status == "optimal"
+    assert s.metrics["jobs_done"] == 1 and s.metrics["jobs_blocked"] == 1
+    assert sum(r.gpus for r in inst.regions) >= 8
+    check(inst, s)
+    # with a second thick link C-D, both jobs start (one hop on each)
+    links2 = [(u, v, 6.0 if {u, v} in ({"A", "B"}, {"C", "D"}) else 2.0, 10) for u, v in itertools.combinations("ABCD", 2)]
+    s2 = solve(make(regions, links2, [("j1", 4, 50), ("j2", 4, 50)]), solver=solver, options=OPT)
+    assert s2.metrics["jobs_done"] == 2
+
+
+@pytest.mark.parametrize("solver", ALL)
+def test_cost_prefers_cheap_regions_and_count_comes_first(solver):
+    # Each 4-stage job fits any region; prices 0.3 / 0.1 / 0.2: one job goes to B, the next to C.  Starting
+    # both costs more than starting one, yet both start (level 1 before level 2).
+    inst = make([("A", 4, 0.3), ("B", 4, 0.1), ("C", 4, 0.2)],
+                [("A", "B", 10, 20), ("B", "C", 10, 20), ("A", "C", 10, 20)], [("j1", 4, 50), ("j2", 4, 50)])
+    s = solve(inst, solver=solver, options=OPT)
+    regs = sorted(b.region for j in s.jobs for b in j.blocks)
+    assert regs == ["B", "C"]
+    check(inst, s)
+
+
+def test_mixed_gpu_types_slowest_class_is_exact():
+    # F (fast GPUs, speed 2, expensive) and S (reference speed, cheap).  Spanning both runs at the slow speed;
+    # the fast region alone halves tau.  The model must price whichever it picks with the true tau.
+    inst = make([("F", 4, 0.5, "FAST"), ("S", 4, 0.1)], [("F", "S", 10, 5)], [("j", 4, 50), ("k", 2, 50)])
+    for solver in ALL:
+        s = solve(inst, solver=solver, options=OPT)
+        check(inst, s)
+        assert s.metrics["jobs_done"] == 2
+
+
+def test_egress_objective_prefers_free_route():
+    # With egress in the objective, the hop avoids the paid direct link (A-B 0.5 USD/GB) via free A-C-B.
+    inst = make([("A", 2, 0.1), ("B", 2, 0.1), ("C", 0, 0.1)],
+                [("A", "B", 10, 1, 0.5), ("A", "C", 10, 1, 0.0), ("C", "B", 10, 1, 0.0)], [("j", 4, 50)],
+                egress=True)
+    s = solve(inst, solver="highs", options=OPT)
+    assert s.job("j").hops[0].route[1] == "C" and s.metrics["total_egress_usd"] == 0.0
+    check(inst, s)
+
+
+def test_residual_resources_are_respected():
+    inst = make([("A", 4, 0.1), ("B", 4, 0.2), ("C", 4, 0.3)],
+                [("A", "B", 10, 20), ("B", "C", 10, 20), ("A", "C", 10, 20)], [("j", 4, 50)])
+    # A is nearly full and A-B, A-C carry 7 of their 10 Gbit/s: 3 left < b = 4, so A cannot join a chain.
+    r = solve_placement(inst, free_gpus={"A": 1}, free_gbps={0: 3.0, 2: 3.0}, options=OPT)
+    assert r.solver_info.status == "optimal"
+    (p,) = r.plans
+    assert [b.region for b in p.blocks] == ["B"]
+    # nothing free at all: the job is blocked, P1 stays feasible (optimal, 0 jobs)
+    r0 = solve_placement(inst, free_gpus={"A": 0, "B": 0, "C": 0}, options=OPT)
+    assert r0.plans == [] and r0.blocked == ["j"] and r0.solver_info.status == "optimal"
+
+
+def test_t0_and_jobs_selection_and_unscheduled():
+    R = [Region("A", "A6000", 8, 0.1)]
+    J = [Job("early", 0.0, 2, 8, 10, 0.1, 5), Job("late", 100.0, 2, 8, 10, 0.1, 5)]
+    inst = Instance("t", GT, "A6000", R, [], J).validated()
+    s = solve(inst, t0=50.0, options=OPT)
+    assert s.job("early").status == "done" and s.job("early").start_s == 50.0
+    assert s.job("late").status == "unscheduled"
+    check(inst, s)
+    with pytest.raises(InputError):
+        solve_placement(inst, jobs=["late"], t0=50.0)
+    with pytest.raises(InputError):
+        solve_placement(inst, jobs=["nope"])
+    with pytest.raises(InputError):
+        solve_placement(inst, free_gpus={"A": -1})
+    with pytest.raises(InputError):
+        solve_placement(inst, free_gpus={"Z": 1})
+    with pytest.raises(SolverUnavailableError):
+        solve_placement(inst, solver="gurobi")
+
+
+def test_hourly_prices_priced_at_t0_and_true_integral_reported():
+    ps = PriceSeries(0.0, 3600.0, (0.1, 1.0))
+    R = [Region("A", "A6000", 4, 0.1, 1.0, ps), Region("B", "A6000", 4, 0.5)]
+    J = [Job("j", 0.0, 2, 8, 400, 0.1, 5)]   # runs 400 * 0.9 s = 360 s < 1 h: all at price 0.1
+    inst = Instance("t", GT, "A6000", R, [Link("A", "B", 10, 5)], J).validated()
+    s = solve(inst, options=OPT)
+    assert s.job("j").blocks[0].region == "A"
+    assert s.meta["evaluated_cost_usd"] == pytest.approx(s.meta["cost_at_t0_usd"], rel=1e-9)
+    s2 = solve(inst, t0=3500.0, options=OPT)       # crosses into the expensive hour: the integral differs
+    assert s2.meta["evaluated_cost_usd"] > s2.meta["cost_at_t0_usd"] * 1.01
+    check(inst, s2)
+
+
+def test_warm_start_is_used_and_optimum_unchanged():
+    inst = make([("A", 4, 0.1), ("B", 4, 0.2), ("C", 4, 0.3)],
+                [("A", "B", 10, 20), ("B", "C", 10, 20), ("A", "C", 10, 20)], [("j1", 6, 50), ("j2", 3, 50)])
+    # a poor but feasible start: j1 in C then B (reverse orientation on purpose), j2 in A
+    b = F.demand_gbps(inst.job("j1"), 0.1)
+    warm = [JobPlan("j1", "done", 0.0, (Block("C", 4), Block("B", 2)), (Hop(("C", "B"), b),)),
+            JobPlan("j2", "done", 0.0, (Block("A", 3),), ())]
+    cold = solve(inst, options=OPT)
+    for solver in ALL:
+        s = solve(inst, solver=solver, options=OPT, warm_start=warm)
+        assert s.solver.objective == pytest.approx(cold.solver.objective, rel=1e-6)
+        check(inst, s)
+
+
+def test_time_limit_ends_with_a_clear_status():
+    inst = _random_instance(7, n_regions=5, n_jobs=6, max_stages=6)
+    s = solve(inst, solver="highs", time_limit=0.05)
+    assert s.solver.status in ("optimal", "feasible", "time_limit")
+    if s.solver.status != "time_limit":
+        check(inst, s)
+
+
+# ---------------------------------------------------------------------- brute force
+
+def _simple_paths(inst, a, b):
+    out = []
+
+    def dfs(path):
+        v = path[-1]
+        if v == b:
+            out.append(tuple(path))
+            return
+        for w in inst.graph.neighbors(v):
+            if w not in path:
+                dfs(path + [w])
+    dfs([a])
+    return out
+
+
+def _compositions(S, q):
+    for cuts in itertools.combinations(range(1, S), q - 1):
+        bounds = (0,) + cuts + (S,)
+        yield tuple(bounds[i + 1] - bounds[i] for i in range(q))
+
+
+def _job_options(inst, job):
+    """Every placement of ``job`` (each region at most once, every simple path per hop), with its resource
+    use and (cost at t0, run time)."""
+    regions = [r.name for r in inst.regions if r.gpus >= job.gpus_per_stage]
+    out = []
+    for q in range(1, min(job.stages, len(regions)) + 1):
+        for chain in itertools.permutations(regions, q):
+            for comp in _compositions(job.stages, q):
+                routes = [_simple_paths(inst, u, v) for u, v in zip(chain, chain[1:])]
+                for rs in itertools.product(*routes):
+                    tau = F.tau_s(inst, job, chain)
+                    b = F.demand_gbps(job, tau)
+                    plan = JobPlan(job.name, "done", 0.0, tuple(Block(r, n) for r, n in zip(chain, comp)),
+                                   tuple(Hop(rt, b) for rt in rs))
+                    fig = price_plan(inst, plan)
+                    gpus = {r: n * job.gpus_per_stage for r, n in zip(chain, comp)}
+                    bw = {}
+                    for rt in rs:
+                        for u, v in zip(rt, rt[1:]):
+                            e = inst.link_index[(u, v)]
+                            bw[e] = bw.get(e, 0.0) + b
+                    cost = fig.electricity_usd + (fig.egress_usd if inst.objective.egress else 0.0)
+                    out.append((plan, gpus, bw, cost, fig.run_s))
+    return out
+
+
+def brute_force(inst):
+    """Lexicographic optimum (max started, min cost, min run time) over all placements of all jobs."""
+    opts = [[None] + _job_options(inst, j) for j in inst.jobs]
+    best = None
+    for combo in itertools.product(*opts):
+        gpus, bw = {}, {}
+        ok = True
+        for o in combo:
+            if o is None:
+                continue
+            for r, g in o[1].items():
+                gpus[r] = gpus.get(r, 0) + g
+                if gpus[r] > inst.region(r).gpus:
+                    ok = False
+            for e, w in o[2].items():
+                bw[e] = bw.get(e, 0.0) + w
+                if bw[e] > inst.links[e].bandwidth_gbps * (1 + 1e-9):
+                    ok = False
+            if not ok:
+                break
+        if not ok:
+            continue
+        placed = [o for o in combo if o is not None]
+        key = (-len(placed), math.fsum(o[3] for o in placed), math.fsum(o[4] for o in placed))
+        if best is None or _lex_better(key, best):
+            best = key
+    return -best[0], best[1], best[2]
+
+
+def _lex_better(a, b):
+    if a[0] != b[0]:
+        return a[0] < b[0]
+    if abs(a[1] - b[1]) > 1e-9 * max(abs(a[1]), abs(b[1]), 1e-12):
+        return a[1] < b[1]
+    return a[2] < b[2] - 1e-9 * max(abs(b[2]), 1.0)
+
+
+def _random_instance(seed, n_regions=3, n_jobs=2, max_stages=3, mixed=False, egress=False):
+    rnd = random.Random(seed)
+    names = "ABCDEFG"[:n_regions]
+    regions = []
+    for i, n in enumerate(names):
+        gt = "FAST" if mixed and i == 0 else "A6000"
+        regions.append((n, rnd.randint(1, 3), round(rnd.uniform(0.1, 0.3), 3), gt))
+    links = []
+    for u, v in itertools.combinations(names, 2):
+        links.append((u, v, rnd.choice([2.0, 4.0, 6.0, 10.0]), rnd.choice([5.0, 20.0, 60.0]),
+                      rnd.choice([0.0, 0.02]) if egress else 0.0))
+    jobs = [(f"j{i}", rnd.randint(1, max_stages), rnd.choice([25.0, 50.0]), rnd.choice([0.1, 0.2]))
+            for i in range(n_jobs)]
+    return make(regions, links, jobs, egress=egress, name=f"rand{seed}")
+
+
+CASES = [dict(seed=s, n_jobs=n, mixed=m, egress=e)
+         for s, n, m, e in [(1, 1, False, False), (2, 2, False, False), (3, 3, False, False), (4, 2, True, False),
+                            (5, 3, False, True), (6, 2, False, False), (8, 3, True, True), (9, 3, False, False)]]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"seed{c['seed']}-{c['n_jobs']}j")
+def test_brute_force_confirms_optimum(case):
+    inst = _random_instance(case["seed"], n_jobs=case["n_jobs"], mixed=case["mixed"], egress=case["egress"])
+    n_bf, cost_bf, run_bf = brute_force(inst)
+    objs = {}
+    for solver in ALL:
+        s = solve(inst, solver=solver, options=OPT)
+        assert s.solver.status == "optimal", (solver, s.solver)
+        check(inst, s)
+        lv = {l["level"]: l for l in s.solver.extra["levels"]}
+        assert lv[1]["objective"] == n_bf, solver
+        assert s.meta["evaluated_cost_at_t0_usd"] == pytest.approx(cost_bf, rel=1e-6, abs=1e-12), solver
+        assert s.metrics["total_run_s"] == pytest.approx(run_bf, rel=1e-6), solver
+        objs[solver] = s.solver.objective
+    ref = next(iter(objs.values()))
+    for solver, o in objs.items():
+        assert o == pytest.approx(ref, rel=1e-6, abs=1e-12), (solver, objs)
