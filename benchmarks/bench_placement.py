@@ -1,0 +1,171 @@
+"""Benchmark of the P1 placement models: per instance and back end, build time, solve time, root (LP
+relaxation) gap, final gap, nodes, and whether the targets are met.
+
+    /work/venv/bin/python benchmarks/bench_placement.py            # full run (about 15-25 min on 2 cores)
+    /work/venv/bin/python benchmarks/bench_placement.py --quick    # small instances only
+
+Instances: instances/paper-6r-8j-seed{1,2,3}.json and instances/paper-6r-24j-seed1.json when present (else built
+with bace_opt.builders.paper), plus "small" = the first 4 jobs of paper seed 1.  Targets (issue 3): the paper
+instances (6 regions x 8 jobs) proven optimal by HiGHS in < 60 s; 24 jobs in < 300 s.  A missed target prints by
+how much.  Root gap = (level-2 optimum - LP relaxation of the level-2 model with level 1 fixed) / optimum.
+Writes benchmarks/results/bench_placement.csv and .md.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from bace_opt.evaluate import evaluate  # noqa: E402
+from bace_opt.exact import solve  # noqa: E402
+from bace_opt.exact.placement import PlacementData, lp_relaxation_bound  # noqa: E402
+from bace_opt.instance import load_instance  # noqa: E402
+from bace_opt.solvers import registry  # noqa: E402
+from bace_opt.solvers.base import SolveOptions  # noqa: E402
+
+TARGET_S = {"paper-8j": 60.0, "paper-24j": 300.0}
+
+
+def paper(seed: int, jobs: int):
+    p = ROOT / "instances" / f"paper-6r-{jobs}j-seed{seed}.json"
+    if p.exists():
+        return load_instance(p)
+    from bace_opt.builders.paper import paper_instance
+    return paper_instance(seed=seed, jobs=jobs)
+
+
+def instances(quick: bool):
+    s1 = paper(1, 8)
+    small = s1.replace(name=s1.name + "-first4", jobs=s1.jobs[:4])
+    out = [("small-4j", small, None)]
+    if not quick:
+        out += [(f"paper-8j-seed{s}", paper(s, 8), "paper-8j") for s in (1, 2, 3)]
+        out += [("paper-24j-seed1", paper(1, 24), "paper-24j")]
+    return out
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except Exception:
+        return "?"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--backends", default="highs,scip,mathopt-highs,cpsat")
+    ap.add_argument("--time-limit", type=float, default=None, help="override every time limit (s)")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    backends = [b for b in args.backends.split(",") if registry.available(b)]
+    rows = []
+    commit = git_commit()
+    for label, inst, target in instances(args.quick):
+        data = PlacementData(inst)
+        for b in backends:
+            if target == "paper-24j" and b != "highs":
+                tl = 120.0          # cross-check back ends get a shorter budget on the big instance
+            elif target is None:
+                tl = 60.0
+            else:
+                tl = TARGET_S[target] * (2.0 if b == "highs" else 1.0)
+            if args.time_limit:
+                tl = args.time_limit
+            t = time.perf_counter()
+            s = solve(inst, solver=b, options=SolveOptions(time_limit_s=tl, threads=args.threads))
+            wall = time.perf_counter() - t
+            si = s.solver
+            feasible = evaluate(inst, s).feasible if s.metrics["jobs_done"] else True
+            lv = {l["level"]: l for l in (si.extra or {}).get("levels", [])}
+            row = dict(instance=label, jobs=len(inst.jobs), backend=b, status=si.status, time_limit_s=tl,
+                       jobs_started=lv.get(1, {}).get("objective"), cost_usd=si.objective, bound=si.bound,
+                       final_gap=si.gap, build_s=si.build_s, solve_s=si.solve_s, wall_s=wall, nodes=si.nodes,
+                       level_solve_s="/".join(f"{lv[k]['solve_s']:.1f}" for k in sorted(lv)),
+                       evaluator_ok=feasible, objective_check=s.meta.get("objective_check_rel_diff"),
+                       root_gap=None, target_s=TARGET_S.get(target), commit=commit,
+                       python=platform.python_version())
+            rows.append(row)
+            _print_row(row)
+        # root gap of the level-2 model (HiGHS LP relaxation, level 1 fixed at the best count found)
+        best = [r for r in rows if r["instance"] == label and r["status"] == "optimal"]
+        if best:
+            z1, z2 = best[0]["jobs_started"], best[0]["cost_usd"]
+            t = time.perf_counter()
+            lp = lp_relaxation_bound(data, level=2, fix={1: z1})
+            gap = None if lp is None else (z2 - lp) / abs(z2)
+            for r in rows:
+                if r["instance"] == label:
+                    r["root_gap"] = gap
+            print(f"  {label}: LP relaxation (level 2) {lp:.6g} vs optimum {z2:.6g}: root gap {gap:.4%} "
+                  f"({time.perf_counter() - t:.1f} s)")
+    _targets(rows)
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    name = "bench_placement_quick" if args.quick else "bench_placement"
+    with open(out / f"{name}.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with open(out / f"{name}.md", "w") as fh:
+        fh.write(f"# P1 placement benchmark (commit {commit}, {os.cpu_count()} cores shared, threads={args.threads})\n\n")
+        cols = ["instance", "backend", "status", "jobs_started", "cost_usd", "final_gap", "root_gap", "build_s",
+                "solve_s", "level_solve_s", "nodes", "evaluator_ok"]
+        fh.write("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")
+        for r in rows:
+            fh.write("| " + " | ".join(_fmt(r[c]) for c in cols) + " |\n")
+        fh.write("\n" + "\n".join(_target_lines(rows)) + "\n")
+    print(f"wrote {out / (name + '.csv')} and .md")
+    return 0
+
+
+def _fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _print_row(r):
+    print(f"{r['instance']:18s} {r['backend']:14s} {r['status']:10s} started={_fmt(r['jobs_started'])} "
+          f"cost={_fmt(r['cost_usd'])} gap={_fmt(r['final_gap'])} build={_fmt(r['build_s'])}s "
+          f"solve={_fmt(r['solve_s'])}s (levels {r['level_solve_s']}) nodes={_fmt(r['nodes'])} "
+          f"eval_ok={r['evaluator_ok']} obj_check={_fmt(r['objective_check'])}", flush=True)
+
+
+def _target_lines(rows):
+    lines = []
+    for r in rows:
+        if r["backend"] != "highs" or r["target_s"] is None:
+            continue
+        t = r["wall_s"]
+        if r["status"] == "optimal" and t < r["target_s"]:
+            lines.append(f"TARGET MET   {r['instance']}: HiGHS proved optimal in {t:.1f} s < {r['target_s']:.0f} s")
+        elif r["status"] == "optimal":
+            lines.append(f"TARGET MISSED {r['instance']}: HiGHS proved optimal in {t:.1f} s, "
+                         f"{t - r['target_s']:.1f} s ({t / r['target_s'] - 1:.0%}) over {r['target_s']:.0f} s")
+        else:
+            lines.append(f"TARGET MISSED {r['instance']}: HiGHS status {r['status']} after {t:.1f} s "
+                         f"(limit {r['time_limit_s']:.0f} s, target {r['target_s']:.0f} s), final gap "
+                         f"{_fmt(r['final_gap'])}")
+    return lines
+
+
+def _targets(rows):
+    for line in _target_lines(rows):
+        print(line)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
