@@ -817,3 +817,23 @@ def lp_relaxation_bound(data: PlacementData, level: int = 2, fix: Mapping[int, f
     opt.config.load_solution = False
     res = opt.solve(m)
     return res.best_objective_bound if res.best_objective_bound is not None else res.best_feasible_objective
+
+
+def write_level_mps(inst: Instance, path, level: int = 2, fix: Mapping[int, float] | None = None, **kw) -> dict:
+    """Write the P1 model of ``inst`` at ``level`` (earlier levels fixed at ``fix``: {1: jobs started,
+    2: cost}) as free MPS with symbolic labels, for outside solvers (models/README.md).  ``kw`` as
+    ``PlacementData`` (jobs, t0, free_gpus, free_gbps).  Returns {"variables", "constraints"} counts."""
+    data = PlacementData(inst, **kw)
+    m = build_model(data)
+    objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
+    for o in objs.values():
+        o.deactivate()
+    objs[level].activate()
+    fix = dict(fix or {})
+    if level > 1 and 1 in fix:
+        m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= fix[1])
+    if level > 2 and 2 in fix:
+        m.con_level2 = pyo.Constraint(expr=m.obj_cost.expr <= fix[2] * (1 + LEVEL_TOL))
+    m.write(str(path), format="mps", io_options={"symbolic_solver_labels": True})
+    return {"variables": sum(1 for _ in m.component_data_objects(pyo.Var)),
+            "constraints": sum(1 for _ in m.component_data_objects(pyo.Constraint, active=True))}
