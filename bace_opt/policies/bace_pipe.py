@@ -16,9 +16,10 @@ function usable on its own (so the exact models can be compared stage by stage):
     unvisited region that can host a stage and is reachable over a link (``via="links"``, default) or a
     route of up to ``k_routes`` lowest-latency paths (``via="routes"``) whose residual bandwidth is >= b_j of
     the chain grown so far (tau, hence b_j, is recomputed as regions join: b_j only falls, so earlier hops
-    stay feasible), preferring the highest residual bandwidth (then lower price, then name), until the chain
-    holds S_j stages (g_j GPUs each).  A seed from which no such chain exists yields nothing: a chain with a
-    hop that cannot carry b_j is never returned.
+    stay feasible), preferring the highest residual bandwidth (then lower price, then name; ``prefer="price"``
+    is our option to prefer the cheapest instead), until the chain holds S_j stages (g_j GPUs each).  A seed
+    from which no such chain exists yields nothing: a chain with a hop that cannot carry b_j is never
+    returned.
 
 ``allocate(job, chain, state)``
     One stage per chain region, then the remaining stages to the chain's regions in ascending price (at
@@ -51,6 +52,7 @@ PATHFINDERS = ("bandwidth", "price")
 ALLOCATORS = ("costmin", "even", "fill")
 ORDERS = ("priority", "fifo")
 HOL = ("skip", "block")
+PREFER = ("bandwidth", "price")
 
 
 @dataclass(frozen=True)
@@ -101,12 +103,14 @@ def _minmax(xs: Sequence[float]) -> list[float]:
 # ---------------------------------------------------------------------- stage 2: pathfinder
 
 def find_chains(job: Job, state: ClusterState, seeds: str = "cheapest", via: str = "links",
-                k_routes: int = 4) -> list[Chain]:
+                k_routes: int = 4, prefer: str = "bandwidth") -> list[Chain]:
     """Bandwidth-feasible chains for ``job`` on ``state`` (one per seed that yields one; see module doc)."""
     if seeds not in SEED_RULES:
         raise ValueError(f"seeds must be one of {SEED_RULES}, got {seeds!r}")
     if via not in VIA:
         raise ValueError(f"via must be one of {VIA}, got {via!r}")
+    if prefer not in PREFER:
+        raise ValueError(f"prefer must be one of {PREFER}, got {prefer!r}")
     hosts = _hosts(job, state)
     if sum(hosts.values()) < job.stages:
         return []
@@ -115,16 +119,18 @@ def find_chains(job: Job, state: ClusterState, seeds: str = "cheapest", via: str
         order = order[:1]
     out = []
     for seed in order:
-        c = grow_chain(job, state, seed, via=via, k_routes=k_routes, hosts=hosts)
+        c = grow_chain(job, state, seed, via=via, k_routes=k_routes, hosts=hosts, prefer=prefer)
         if c is not None:
             out.append(c)
     return out
 
 
 def grow_chain(job: Job, state: ClusterState, seed: str, via: str = "links", k_routes: int = 4,
-               hosts: Mapping[str, int] | None = None) -> Chain | None:
+               hosts: Mapping[str, int] | None = None, prefer: str = "bandwidth") -> Chain | None:
     """Prim-like growth of one chain from ``seed``; None if it cannot reach S_j stages over hops that carry
-    b_j."""
+    b_j.  Among the regions whose hop carries b_j, ``prefer="bandwidth"`` (default, the paper's rule) takes
+    the highest residual bandwidth (then lower price, then name); ``prefer="price"`` (an option of ours, not
+    the paper's) takes the cheapest (then higher bandwidth, then name)."""
     inst = state.inst
     if hosts is None:
         hosts = _hosts(job, state)
@@ -162,7 +168,7 @@ def grow_chain(job: Job, state: ClusterState, seed: str, via: str = "links", k_r
                         break
                 if route is None:
                     continue
-            key = (-bw, state.price(r), r)
+            key = (-bw, state.price(r), r) if prefer == "bandwidth" else (state.price(r), -bw, r)
             if best is None or key < best[0]:
                 best = (key, r, route, t2, b2)
         if best is None:
@@ -414,7 +420,7 @@ class BacePipe(OrderedPolicy):
 
     def __init__(self, name: str = "bace-pipe", order: str = "priority", hol: str = "skip",
                  pathfinder: str = "bandwidth", allocator: str = "costmin", seeds: str = "cheapest",
-                 via: str = "links", k_routes: int = 4, seed: int = 0):
+                 via: str = "links", k_routes: int = 4, prefer: str = "bandwidth", seed: int = 0):
         if pathfinder not in PATHFINDERS:
             raise ValueError(f"pathfinder must be one of {PATHFINDERS}, got {pathfinder!r}")
         if allocator not in ALLOCATORS:
@@ -423,14 +429,17 @@ class BacePipe(OrderedPolicy):
             raise ValueError(f"seeds must be one of {SEED_RULES}, got {seeds!r}")
         if via not in VIA:
             raise ValueError(f"via must be one of {VIA}, got {via!r}")
+        if prefer not in PREFER:
+            raise ValueError(f"prefer must be one of {PREFER}, got {prefer!r}")
         super().__init__(name, order=order, hol=hol, pathfinder=pathfinder, allocator=allocator, seeds=seeds,
-                         via=via, k_routes=k_routes)
-        self.pathfinder, self.allocator, self.seeds, self.via, self.k_routes = \
-            pathfinder, allocator, seeds, via, k_routes
+                         via=via, k_routes=k_routes, prefer=prefer)
+        self.pathfinder, self.allocator, self.seeds, self.via, self.k_routes, self.prefer = \
+            pathfinder, allocator, seeds, via, k_routes, prefer
 
     def chains(self, job: Job, state: ClusterState) -> list[Chain]:
         if self.pathfinder == "bandwidth":
-            return find_chains(job, state, seeds=self.seeds, via=self.via, k_routes=self.k_routes)
+            return find_chains(job, state, seeds=self.seeds, via=self.via, k_routes=self.k_routes,
+                               prefer=self.prefer)
         c = price_chain(job, state, via=self.via)
         return [] if c is None else [c]
 

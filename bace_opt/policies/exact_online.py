@@ -46,6 +46,9 @@ class ExactP1:
         self.calls: list[dict] = []
 
     def decide(self, now: float, queue: Sequence[Job], state: ClusterState) -> list[JobPlan]:
+        return self._solve(now, queue, state, record=True)
+
+    def _solve(self, now: float, queue: Sequence[Job], state: ClusterState, record: bool) -> list[JobPlan]:
         if not queue:
             return []
         solve_placement = _solve_placement()
@@ -63,12 +66,16 @@ class ExactP1:
             info["status"] = si.status
             if si.gap is not None:
                 info["gap"] = si.gap
-        self.calls.append(info)
+        if record:
+            self.calls.append(info)
         log.debug("exact-p1 at t=%g: %s", now, info)
         return plans
 
     def place(self, job: Job, state: ClusterState) -> JobPlan | None:
-        plans = self.decide(state.now, [job], state)
+        """P1 on this one job (a MILP solve: the simulator's HoL measurement calls it for every waiting job
+        that could fit by GPU count, so pass ``track_hol=False`` for long exact-p1 runs).  Not counted in
+        ``calls``."""
+        plans = self._solve(state.now, [job], state, record=False)
         return plans[0] if plans else None
 
     def extra_meta(self) -> dict:
