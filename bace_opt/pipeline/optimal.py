@@ -1,4 +1,4 @@
-"""The optimal pipeline schedule of one placement by CP-SAT (models/pipeline.md, equations (P1)-(P9)).
+"""The optimal pipeline schedule of one placement by CP-SAT (models/pipeline.md, equations (P1)-(P11)).
 
 Notation (models/pipeline.md):
     K = 0..S-1 stages, I = 0..m-1 micro-batches, Q = kinds (F, B) or (F, D, W)
@@ -55,7 +55,7 @@ def _units(x: float, r: float) -> tuple[int, bool]:
 
 def solve_optimal(model: PipelineModel, time_limit_s: float = 60.0, threads: int = 1, seed: int = 0,
                   resolution_s: float | None = None, hint: bool = True) -> OptimalResult:
-    """Minimum-makespan schedule of ``model`` under its memory limit (CP-SAT, equations (P1)-(P9))."""
+    """Minimum-makespan schedule of ``model`` under its memory limit (CP-SAT, equations (P1)-(P11))."""
     try:
         from ortools.sat.python import cp_model
     except ImportError as e:  # pragma: no cover - ortools is a dependency
@@ -145,14 +145,29 @@ def solve_optimal(model: PipelineModel, time_limit_s: float = 60.0, threads: int
             cm.Add(start[(bk, k, i)] >= end("F", k, i))          # (P4) backward after own forward
             if model.split:
                 cm.Add(start[("W", k, i)] >= end("D", k, i))     # (P5) W after D
+    # minimum delays along the pipeline (grid units): head[k] earliest start of F(k, .), tail_f[k] from the end
+    # of F(k, i) to the earliest start of B/D(k, i) (the round trip through the later stages)
+    delay = [0] * S                                        # delay[k]: boundary k's latency + transfer
+    for k, (lat, c) in bnd.items():
+        delay[k] = lat + c
+    head = [0] * S
+    for k in range(1, S):
+        head[k] = head[k - 1] + dur[("F", k - 1)] + delay[k - 1]
+    trip = [0] * S                                         # end F(k,i) -> start Q_b(k,i)
+    for k in range(S - 2, -1, -1):
+        trip[k] = delay[k] + dur[("F", k + 1)] + trip[k + 1] + dur[(bk, k + 1)] + delay[k]
+    back = [0] * S                                         # end Q_b(k,i) -> end of Q_b(0,i) chain
+    for k in range(1, S):
+        back[k] = back[k - 1] + delay[k - 1] + dur[(bk, k - 1)]
     # (P7) memory: in-flight micro-batches per stage
     for k in range(S):
         lim = model.memory_limit[k]
         if lim >= m:
             continue
         mem = []
+        min_res = dur[("F", k)] + trip[k] + sum(dur[(q, k)] for q in kinds if q != "F")
         for i in range(m):
-            sz = cm.NewIntVar(0, H, f"mem_{k}_{i}")
+            sz = cm.NewIntVar(min_res, H, f"mem_{k}_{i}")   # (P10) redundant: a micro-batch's residence
             cm.Add(sz == end(lk, k, i) - start[("F", k, i)])
             mem.append(cm.NewIntervalVar(start[("F", k, i)], sz, end(lk, k, i), f"M_{k}_{i}"))
         cm.AddCumulative(mem, [1] * m, lim)
@@ -165,6 +180,11 @@ def solve_optimal(model: PipelineModel, time_limit_s: float = 60.0, threads: int
     cmax = cm.NewIntVar(0, H, "C_max")
     for k in range(S):
         cm.Add(cmax >= end(lk, k, m - 1))
+        # (P11) redundant: stage k is busy m * (sum of its blocks) after its first forward, and its last
+        # backward block still has to reach stage 0
+        work = m * sum(dur[(q, k)] for q in kinds)
+        cm.Add(cmax >= start[("F", k, 0)] + work + (back[k] if not model.split else 0))
+        cm.Add(start[("F", k, 0)] >= head[k])
     cm.Minimize(cmax)
 
     if hint:
