@@ -585,6 +585,62 @@ def solution_from_plans(data: PlacementData, plans: Sequence[JobPlan]) -> Soluti
     return Solution(x, a, n, f)
 
 
+def greedy_start(data: PlacementData) -> list[JobPlan]:
+    """A quick feasible placement to start the solvers (never reported as a result): jobs by GPU count
+    ascending; each in the cheapest single region that holds it, else filled across regions by ascending
+    price; each hop on the lowest-latency path whose links all have the residual bandwidth."""
+    import networkx as nx
+    inst = data.inst
+    gpus = {r: data.free_gpus[inst.regions[r].name] for r in range(len(inst.regions))}
+    bw = dict(data.free_gbps)
+    plans = []
+    for d in sorted(data.jobs, key=lambda d: (d.job.gpus, d.j)):
+        g, S = d.job.gpus_per_stage, d.S
+        cap = {r: min(S, gpus[r] // g) for r in d.regions}
+        order = sorted((r for r in d.regions if cap[r] > 0), key=lambda r: (d.pi[r], r))
+        single = [r for r in order if cap[r] >= S]
+        if single:
+            chain = [(single[0], S)]
+        else:
+            chain, left = [], S
+            for r in order:
+                if left == 0 or len(chain) == d.K:
+                    break
+                k = min(left, cap[r])
+                chain.append((r, k))
+                left -= k
+            if left:
+                continue
+        names = [inst.regions[r].name for r, _ in chain]
+        b = F.demand_gbps(d.job, F.tau_s(inst, d.job, names))
+        use: dict[int, float] = defaultdict(float)
+        routes, ok = [], True
+        for (u, _), (v, _) in zip(chain, chain[1:]):
+            G = nx.Graph()
+            for e in d.links:
+                if bw[e] - use[e] >= b * (1 - 1e-12):
+                    l = inst.links[e]
+                    G.add_edge(l.a, l.b, w=l.latency_ms + 1e-9)
+            try:
+                path = nx.shortest_path(G, inst.regions[u].name, inst.regions[v].name, weight="w")
+            except (nx.NetworkXNoPath, nx.NodeNotFound):
+                ok = False
+                break
+            for a_, b_ in zip(path, path[1:]):
+                use[inst.link_index[(a_, b_)]] += b
+            routes.append(tuple(path))
+        if not ok:
+            continue
+        for r, k in chain:
+            gpus[r] -= g * k
+        for e, w in use.items():
+            bw[e] -= w
+        plans.append(JobPlan(d.job.name, "done", data.t0,
+                             tuple(Block(inst.regions[r].name, k) for r, k in chain),
+                             tuple(Hop(rt, b) for rt in routes)))
+    return plans
+
+
 def load_solution_into_pyomo(m, sol: Solution) -> None:
     """Set every variable of ``m`` consistently with ``sol`` (a complete MIP start)."""
     data = m.data
@@ -704,15 +760,11 @@ def _solve_levels_milp(data, solver, options, warm_start, levels, t_start):
     tb = time.perf_counter()
     m = build_model(data)
     build_s = time.perf_counter() - tb
+    ws = start_solution(data, warm_start)
     warm = False
-    if warm_start:
-        ws = solution_from_plans(data, warm_start)
-        if ws is None:
-            log.warning("warm start does not fit the P1 model (region twice, ineligible region or unusable "
-                        "link); ignored")
-        else:
-            load_solution_into_pyomo(m, ws)
-            warm = registry_warm(solver)
+    if ws is not None:
+        load_solution_into_pyomo(m, ws)
+        warm = registry_warm(solver)
     lv: list[dict] = []
     sol = None
     objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
@@ -738,6 +790,25 @@ def _solve_levels_milp(data, solver, options, warm_start, levels, t_start):
         if res.termination != Termination.OPTIMAL:
             pass  # later levels still improve on this incumbent; status reports non-proof
     return sol, lv, build_s
+
+
+def start_solution(data: PlacementData, warm_start: Sequence[JobPlan] | None) -> Solution | None:
+    """The MIP start: the caller's warm start if it fits the model, else (or if it starts fewer jobs) the
+    greedy placement."""
+    cands = []
+    if warm_start:
+        ws = solution_from_plans(data, warm_start)
+        if ws is None:
+            log.warning("warm start does not fit the P1 model (region twice, ineligible region or unusable "
+                        "link); ignored")
+        else:
+            cands.append(ws)
+    gs = solution_from_plans(data, greedy_start(data))
+    if gs is not None:
+        cands.append(gs)
+    if not cands:
+        return None
+    return max(cands, key=lambda s: sum(1 for v in s.x.values() if v > 0.5))
 
 
 def registry_warm(solver: str) -> bool:

@@ -33,7 +33,7 @@ from typing import Sequence
 
 from ..schedule import JobPlan
 from ..solvers.base import SolveOptions, Termination, relative_gap
-from .placement import PlacementData, Solution, solution_from_plans
+from .placement import PlacementData, Solution, start_solution
 
 log = logging.getLogger(__name__)
 
@@ -242,12 +242,9 @@ def solve_levels_cpsat(data: PlacementData, options: SolveOptions, warm_start: S
     cp = CpPlacement(data)
     md = cp.model
     build_s = time.perf_counter() - tb
-    if warm_start:
-        ws = solution_from_plans(data, warm_start)
-        if ws is None:
-            log.warning("warm start does not fit the P1 model; ignored")
-        else:
-            _hint_solution(cp, ws)
+    ws = start_solution(data, warm_start)
+    if ws is not None:
+        _hint_solution(cp, ws)
     lv, sol = [], None
     all_vars = None
     for level in range(1, levels + 1):
