@@ -340,3 +340,22 @@ def test_reference_mps_objectives():
         s = solve(inst, options=OPT)
         lv2 = refs["models"][f"{name}-level2.mps"]["objective"]
         assert s.solver.objective == pytest.approx(lv2, rel=1e-6)
+
+
+def test_identical_jobs_warm_start_and_numpy_inputs():
+    import numpy as np
+    inst = make([("A", 4, 0.1), ("B", 4, 0.2)], [("A", "B", 10, 20)], [("j1", 4, 50), ("j2", 4, 50), ("j3", 4, 50)])
+    # the warm start starts the LAST of three identical jobs; the symmetry-broken model needs the first
+    warm = [JobPlan("j3", "done", 0.0, (Block("B", 4),), ())]
+    for solver in ALL:
+        s = solve(inst, solver=solver, options=OPT, warm_start=warm)
+        assert s.metrics["jobs_done"] == 2 and s.job("j3").status == "blocked"
+        check(inst, s)
+    r = solve_placement(inst, free_gpus={"A": np.int64(4), "B": np.int64(0)}, free_gbps={np.int64(0): np.float64(5)})
+    assert [p.name for p in r.plans] == ["j1"]
+
+
+def test_oversized_model_is_refused_with_a_clear_status():
+    inst = _random_instance(3, n_jobs=3)
+    r = solve_placement(inst, max_binaries=10)
+    assert r.solver_info.status == "error" and "too large" in r.solver_info.message and r.plans == []

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -118,7 +119,8 @@ class PlacementData:
         for k, v in free.items():
             if k not in inst.region_index:
                 probs.append(f"free_gpus: {k!r} is not a region")
-            elif not (isinstance(v, (int, float)) and v == int(v) and 0 <= v <= inst.region(k).gpus):
+            elif not (isinstance(v, numbers.Real) and math.isfinite(v) and v == int(v)
+                      and 0 <= v <= inst.region(k).gpus):
                 probs.append(f"free_gpus[{k!r}]: must be an integer in [0, {inst.region(k).gpus}], got {v!r}")
             else:
                 out[k] = int(v)
@@ -133,13 +135,13 @@ class PlacementData:
             return out
         probs = []
         for k, v in free.items():
-            if not isinstance(k, int) or not 0 <= k < len(inst.links):
+            if not isinstance(k, numbers.Integral) or not 0 <= k < len(inst.links):
                 probs.append(f"free_gbps: key {k!r} is not a link index (0..{len(inst.links) - 1})")
-            elif not (isinstance(v, (int, float)) and math.isfinite(v) and v >= -1e-9
+            elif not (isinstance(v, numbers.Real) and math.isfinite(v) and v >= -1e-9
                       and v <= inst.links[k].bandwidth_gbps * (1 + 1e-9) + 1e-9):
                 probs.append(f"free_gbps[{k}]: must be in [0, {inst.links[k].bandwidth_gbps:g}], got {v!r}")
             else:
-                out[k] = min(max(float(v), 0.0), inst.links[k].bandwidth_gbps)
+                out[int(k)] = min(max(float(v), 0.0), inst.links[k].bandwidth_gbps)
         if probs:
             raise InputError(probs)
         return out
@@ -409,6 +411,7 @@ def add_symmetry_breaking(m):
     index(first region) <= index(last region), the last region being e_jkr = a_jkr - h_jkr (k < K), a_jKr.
     P1.21 identical jobs start in a fixed order: x_j >= x_j' for j before j'."""
     J = m.data.jobs
+    pairs = identical_pairs(m.data)
 
     def rev_rule(m, j):
         d = J[j]
@@ -417,17 +420,22 @@ def add_symmetry_breaking(m):
             + sum(r * m.a[j, d.K, r] for r in d.regions)
         return first <= last
     m.con_sym_reverse = pyo.Constraint([d.j for d in J if d.K > 1], rule=rev_rule)
-    pairs = []
-    key = {}
-    for d in J:
-        jb = d.job
-        sig = (jb.stages, jb.gpus_per_stage, jb.microbatches, jb.iterations, jb.stage_time_s, jb.activation_mb,
-               jb.memory_gb)
-        if sig in key:
-            pairs.append((key[sig], d.j))
-        key[sig] = d.j
     m.SYM_PAIRS = pyo.Set(initialize=pairs, dimen=2, ordered=True)
     m.con_sym_jobs = pyo.Constraint(m.SYM_PAIRS, rule=lambda m, i, j: m.x[i] >= m.x[j])
+
+
+def identical_pairs(data: PlacementData) -> list[tuple[int, int]]:
+    """Consecutive pairs (j, j') of identical jobs (same S, g, m, N, t, A, memory and regions/caps), j first
+    (P1.21)."""
+    pairs, last = [], {}
+    for d in data.jobs:
+        jb = d.job
+        sig = (jb.stages, jb.gpus_per_stage, jb.microbatches, jb.iterations, jb.stage_time_s, jb.activation_mb,
+               jb.memory_gb, tuple(sorted(d.cap.items())))
+        if sig in last:
+            pairs.append((last[sig], d.j))
+        last[sig] = d.j
+    return pairs
 
 
 def cost_expr(m):
@@ -582,6 +590,17 @@ def solution_from_plans(data: PlacementData, plans: Sequence[JobPlan]) -> Soluti
                     return None
                 dd = 0 if inst.region_index[inst.links[e].a] == u else 1
                 f[(d.j, k, e, dd)] = 1.0
+    # P1.21: identical jobs start in order; give a started job's placement to its unstarted twin
+    pairs, changed = identical_pairs(data), True
+    while changed:
+        changed = False
+        for i, j in pairs:
+            if x.get(i, 0) < 0.5 and x.get(j, 0) > 0.5:
+                x[i], x[j] = 1.0, 0.0
+                changed = True
+                for dct in (a, n, f):
+                    for key in [k for k in dct if k[0] == j]:
+                        dct[(i,) + key[1:]] = dct.pop(key)
     return Solution(x, a, n, f)
 
 
@@ -699,7 +718,8 @@ class PlacementResult:
 def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | None = None,
                     free_gpus: Mapping[str, int] | None = None, free_gbps: Mapping[int, float] | None = None,
                     solver: str = "highs", options: SolveOptions = SolveOptions(),
-                    warm_start: Sequence[JobPlan] | None = None, levels: int = 3) -> PlacementResult:
+                    warm_start: Sequence[JobPlan] | None = None, levels: int = 3,
+                    max_binaries: int = 2_000_000) -> PlacementResult:
     """Solve P1 exactly (models/placement.md): lexicographic (1) max jobs started, (2) min cost at t0 prices,
     (3) min total run time, by sequential solves (P1.17-P1.19).
 
@@ -707,6 +727,7 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
     OR-Tools MathOpt), "cpsat" (its own integer model, ``placement_cpsat``).  ``levels`` (1-3) stops early.
     ``solver_info.objective``/``bound``/``gap`` are those of the last level solved (the cost, level 2, by
     default reported as ``extra['cost_usd']``); ``levels`` lists every level's figures.
+    A model over ``max_binaries`` binary variables is not built: status "error" with the reason.
     """
     from ..solvers import registry
     registry.require(solver)
@@ -721,12 +742,25 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
                           message="no waiting job fits the free resources" if blocked else "no waiting job",
                           extra={"jobs_started": 0, "cost_usd": 0.0, "run_s": 0.0})
         return PlacementResult(plans, blocked, info, [], data.t0)
+    size = model_size(data)
+    if size > max_binaries:
+        info = SolverInfo(name=solver, status="error", wall_s=time.perf_counter() - t_start, build_s=0.0,
+                          solve_s=0.0, message=f"P1 model too large: {size} binary variables > max_binaries="
+                                               f"{max_binaries} ({len(data.jobs)} jobs); not built",
+                          extra={"binaries": size})
+        return PlacementResult([], [d.job.name for d in data.jobs] + list(data.never), info, [], data.t0)
     if registry.BACKENDS[solver].kind == "cp":
         from .placement_cpsat import solve_levels_cpsat
         sol, lv, build_s = solve_levels_cpsat(data, options, warm_start, levels, t_start)
     else:
         sol, lv, build_s = _solve_levels_milp(data, solver, options, warm_start, levels, t_start)
     return _finish(data, solver, sol, lv, build_s, t_start)
+
+
+def model_size(data: PlacementData) -> int:
+    """Binary variables of the MILP: x, a, s, f (P1, section 8)."""
+    return sum(1 + d.K * len(d.regions) + (len(d.classes) if len(d.classes) > 1 else 0)
+               + (d.K - 1) * 2 * len(d.links) for d in data.jobs)
 
 
 def _remaining(options: SolveOptions, t_start: float) -> float | None:

@@ -33,7 +33,7 @@ from typing import Sequence
 
 from ..schedule import JobPlan
 from ..solvers.base import SolveOptions, Termination, relative_gap
-from .placement import PlacementData, Solution, start_solution
+from .placement import PlacementData, Solution, identical_pairs, start_solution
 
 log = logging.getLogger(__name__)
 
@@ -154,14 +154,8 @@ class CpPlacement:
                     - sum(r * self.h[j, k, r] for k in range(1, d.K) for r in d.regions)
                 md.Add(first <= last)
         # P1.21 identical jobs
-        key = {}
-        for d in J:
-            jb = d.job
-            sig = (jb.stages, jb.gpus_per_stage, jb.microbatches, jb.iterations, jb.stage_time_s, jb.activation_mb,
-                   jb.memory_gb)
-            if sig in key:
-                md.Add(self.x[key[sig]] >= self.x[d.j])
-            key[sig] = d.j
+        for i, j2 in identical_pairs(data):
+            md.Add(self.x[i] >= self.x[j2])
         # P1.13 GPUs
         for r in sorted({r for d in J for r in d.regions}):
             md.Add(sum(d.job.gpus_per_stage * self.nr[d.j, r] for d in J if r in d.cap)
