@@ -43,8 +43,7 @@ def run(args) -> int:
         raise InputError(f"--gap: must be in [0, 1), got {args.gap:g}")
     warm = None
     if args.warm_start:
-        ws = load_schedule(args.warm_start)
-        warm = [p for p in ws.plans if p.status == "done"]
+        warm = load_schedule(args.warm_start)
     kw = {}
     if args.t0 is not None:
         if args.problem != "placement":

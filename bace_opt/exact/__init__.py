@@ -46,11 +46,11 @@ def _options(options: SolveOptions | None, time_limit, gap, threads, log_output)
 def solve(inst: Instance, problem: str = "placement", solver: str = "highs", time_limit: float | None = None,
           mu: float = 0.0, *, options: SolveOptions | None = None, gap: float | None = None,
           threads: int | None = None, log_output: bool | None = None,
-          warm_start: Sequence[JobPlan] | None = None, **kw: Any):
+          warm_start: Sequence[JobPlan] | Any | None = None, **kw: Any):
     """Solve P1 or P2 exactly and return a ``Schedule`` built by ``evaluate.make_schedule``.
 
     P1 (``problem="placement"``): keyword arguments of ``placement.solve_placement`` (jobs, t0, free_gpus,
-    free_gbps, levels) pass through.  Jobs not started are ``blocked``; jobs arriving after t0 are
+    free_gbps, levels) pass through; ``warm_start`` is a Schedule or a list of JobPlans.  Jobs not started are ``blocked``; jobs arriving after t0 are
     ``unscheduled``.  ``meta`` holds t0, the cost at t0 prices that the MILP optimized
     (``cost_at_t0_usd``), the same cost recomputed from the evaluator's figures
     (``evaluated_cost_at_t0_usd``) and the evaluator's true cost (``evaluated_cost_usd``; differs from the
@@ -69,11 +69,13 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
                                              "bace_opt.exact.schedule is missing") from None
             raise
         if warm_start is not None:
-            kw["warm_start"] = warm_start
+            kw["warm_start"] = warm_start     # P2 takes a Schedule (its plans are hints)
         return solve_schedule(inst, solver=solver, options=opts, mu=mu, **kw)
     if mu not in (0, 0.0, None):
         log.info("mu=%g is ignored by P1 (its objective is lexicographic)", mu)
     from .placement import cost_at_t0_usd, solve_placement
+    if warm_start is not None and hasattr(warm_start, "plans"):   # a Schedule: its started jobs
+        warm_start = [p for p in warm_start.plans if p.status == "done"]
     res = solve_placement(inst, solver=solver, options=opts, warm_start=warm_start, **kw)
     started = {p.name for p in res.plans}
     waiting = set(res.blocked) | started

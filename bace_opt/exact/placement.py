@@ -137,8 +137,9 @@ class PlacementData:
         for k, v in free.items():
             if not isinstance(k, numbers.Integral) or not 0 <= k < len(inst.links):
                 probs.append(f"free_gbps: key {k!r} is not a link index (0..{len(inst.links) - 1})")
-            elif not (isinstance(v, numbers.Real) and math.isfinite(v) and v >= -1e-9
-                      and v <= inst.links[k].bandwidth_gbps * (1 + 1e-9) + 1e-9):
+            elif not (isinstance(v, numbers.Real) and math.isfinite(v)
+                      and -1e-6 * inst.links[k].bandwidth_gbps - 1e-9 <= v
+                      <= inst.links[k].bandwidth_gbps * (1 + 1e-6) + 1e-9):   # float noise of residual sums
                 probs.append(f"free_gbps[{k}]: must be in [0, {inst.links[k].bandwidth_gbps:g}], got {v!r}")
             else:
                 out[int(k)] = min(max(float(v), 0.0), inst.links[k].bandwidth_gbps)
