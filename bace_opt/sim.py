@@ -68,6 +68,8 @@ class SimStats:
     decisions: int = 0
     wall_s: float = 0.0
     decide_s: list[float] = field(default_factory=list)    # wall time of each policy call
+    decide_cpu_s: list[float] = field(default_factory=list)  # CPU time of this thread in each policy call
+    cpu_s: float = 0.0                                       # CPU time of this process over the run
     place_calls: int = 0
 
     @property
@@ -77,6 +79,10 @@ class SimStats:
     @property
     def median_decide_s(self) -> float | None:
         return statistics.median(self.decide_s) if self.decide_s else None
+
+    @property
+    def median_decide_cpu_s(self) -> float | None:
+        return statistics.median(self.decide_cpu_s) if self.decide_cpu_s else None
 
 
 def simulate(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue", seed: int = 0,
@@ -101,6 +107,7 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
     name = getattr(pol, "name", type(pol).__name__)
     stats = SimStats()
     t_wall = time.perf_counter()
+    t_cpu = time.process_time()
 
     jobs = {j.name: j for j in inst.jobs}
     links = inst.links
@@ -124,6 +131,8 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
     hol_s: dict[str, float] = {j.name: 0.0 for j in inst.jobs}
     hol_now: list[str] = []
     price_pushed: set[float] = set()
+    in_use: set[int] = set()                     # links with a reservation
+    next_change = [-math.inf, None]              # [valid until t <, next price change time]
     last_t = None
 
     def release(jname: str) -> None:
@@ -139,6 +148,9 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
                 touched.add(k)
         for k in touched:
             free_bw[k] = links[k].bandwidth_gbps - math.fsum(link_res[k].values())
+            if not link_res[k]:
+                free_bw[k] = links[k].bandwidth_gbps
+                in_use.discard(k)
 
     def apply(job: Job, p: JobPlan, now: float, allowed: set[str], state: ClusterState) -> None:
         if p.name not in allowed:
@@ -164,6 +176,7 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
                 touched.add(k)
         for k in touched:
             free_bw[k] = links[k].bandwidth_gbps - math.fsum(link_res[k].values())
+            in_use.add(k)
         f = price_plan(inst, p)
         plans[p.name] = p
         status[p.name] = "done"
@@ -195,11 +208,13 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
         else:
             cands = new
         if cands:
-            state = ClusterState(inst, t, free_gpus, free_bw)
+            state = ClusterState(inst, t, free_gpus, free_bw, links_in_use=in_use)
             queue = [jobs[n] for n in cands]
+            c0 = time.thread_time()
             t0 = time.perf_counter()
             out = pol.decide(t, queue, state)
             stats.decide_s.append(time.perf_counter() - t0)
+            stats.decide_cpu_s.append(time.thread_time() - c0)
             stats.decisions += 1
             allowed = set(cands)
             for p in out or []:
@@ -221,7 +236,10 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
                         if pol.place(job, after) is not None:
                             hol_now.append(n)
             if curves:
-                nxt = _next_price_change(curves, t)
+                if not t < next_change[0]:
+                    nxt = _next_price_change(curves, t)
+                    next_change[:] = [math.inf if nxt is None else nxt, nxt]
+                nxt = next_change[1]
                 if nxt is not None and nxt not in price_pushed:
                     price_pushed.add(nxt)
                     heapq.heappush(heap, (nxt, _PRICE, seq, None))
@@ -252,6 +270,7 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
         meta["policy_stats"] = extra()
     sched = make_schedule(inst, out_plans, method=name, meta=meta)
     stats.wall_s = time.perf_counter() - t_wall
+    stats.cpu_s = time.process_time() - t_cpu
     log.info("simulated %s (%s mode) on %s: %d events, %d decisions, %.3f s", name, mode, inst.name,
              stats.events, stats.decisions, stats.wall_s)
     return sched, stats

@@ -1,7 +1,9 @@
 """Simulator speed: 10,000 jobs on 20 regions with ``bace-pipe`` (issue 4).
 
 Targets: the whole simulation (including pricing the schedule with the evaluator's ``make_schedule``) in
-under 10 s on one core; the median placement decision (one ``policy.decide`` call) under 1 ms.
+under 10 s on one core; the median placement decision (one ``policy.decide`` call) under 1 ms.  "On one
+core" is measured as the process's CPU time (``time.process_time``) and each decision's thread CPU time,
+since the machine may be shared (wall times are printed too).
 
 The instance (seeded): 20 regions in a full mesh, A6000 GPUs, 16..128 per region, links 25..100 Gbit/s with
 latency 5..150 ms, constant prices 0.156..0.295 USD/kWh (``--hourly`` gives every region a 30-day hourly price
@@ -85,17 +87,21 @@ def main(argv=None) -> int:
     rep_t = time.perf_counter()
     rep = bo.evaluate(inst, sched)
     eval_s = time.perf_counter() - rep_t
-    d = sorted(stats.decide_s)
-    p = lambda q: d[min(len(d) - 1, int(q * len(d)))] if d else math.nan
+    d = sorted(stats.decide_cpu_s)
+    dw = sorted(stats.decide_s)
+    p = lambda q, d=d: d[min(len(d) - 1, int(q * len(d)))] if d else math.nan
     m = sched.metrics
     print(f"instance: {inst.name} ({args.jobs} jobs, {args.regions} regions, {len(inst.links)} links, "
           f"{inst.total_gpus} GPUs, offered load {args.load}, hourly prices: {args.hourly}); built in {build_s:.2f} s")
     print(f"policy {args.policy}, queue mode, HoL tracking {'off' if args.no_hol else 'on'}")
-    print(f"simulation wall time: {stats.wall_s:.2f} s (target < 10 s), incl. make_schedule pricing")
-    print(f"events: {stats.events}, events/s: {stats.events_per_s:,.0f}, decisions: {stats.decisions}, "
-          f"HoL placement calls: {stats.place_calls}")
-    print(f"decision time: median {p(0.5) * 1e3:.3f} ms (target < 1 ms), p90 {p(0.9) * 1e3:.3f} ms, "
-          f"p99 {p(0.99) * 1e3:.3f} ms, max {d[-1] * 1e3 if d else math.nan:.3f} ms")
+    eps_cpu = stats.events / stats.cpu_s if stats.cpu_s > 0 else math.inf
+    print(f"simulation time, incl. make_schedule pricing: CPU {stats.cpu_s:.2f} s (one core; target < 10 s), "
+          f"wall {stats.wall_s:.2f} s (the machine is shared: wall > CPU when other processes run)")
+    print(f"events: {stats.events}, events/s: {eps_cpu:,.0f} per CPU second ({stats.events_per_s:,.0f} per wall "
+          f"second), decisions: {stats.decisions}, HoL placement calls: {stats.place_calls}")
+    print(f"decision time (thread CPU): median {p(0.5) * 1e3:.3f} ms (target < 1 ms), p90 {p(0.9) * 1e3:.3f} ms, "
+          f"p99 {p(0.99) * 1e3:.3f} ms, max {d[-1] * 1e3 if d else math.nan:.3f} ms; wall median "
+          f"{p(0.5, dw) * 1e3:.3f} ms, p99 {p(0.99, dw) * 1e3:.3f} ms")
     print(f"schedule: feasible {rep.feasible} (evaluated in {eval_s:.2f} s), done {m['jobs_done']}, "
           f"unscheduled {m['jobs_unscheduled']}, avg JCT {m['avg_jct_s'] / 3600:.2f} h, "
           f"avg wait {m['avg_wait_s'] / 3600:.2f} h, electricity {m['total_electricity_usd']:.0f} USD")
@@ -111,12 +117,14 @@ def main(argv=None) -> int:
         with out.open("a", newline="") as f:
             w = csv.writer(f)
             if new:
-                w.writerow(["instance", "policy", "jobs", "regions", "load", "hourly", "hol", "wall_s", "events",
-                            "events_per_s", "decisions", "median_decide_ms", "p99_decide_ms", "feasible",
+                w.writerow(["instance", "policy", "jobs", "regions", "load", "hourly", "hol", "cpu_s", "wall_s",
+                            "events", "events_per_cpu_s", "decisions", "median_decide_cpu_ms", "p99_decide_cpu_ms",
+                            "median_decide_wall_ms", "feasible",
                             "jobs_done", "python", "machine", "commit"])
             w.writerow([inst.name, args.policy, args.jobs, args.regions, args.load, args.hourly, not args.no_hol,
-                        f"{stats.wall_s:.3f}", stats.events, f"{stats.events_per_s:.0f}", stats.decisions,
-                        f"{p(0.5) * 1e3:.4f}", f"{p(0.99) * 1e3:.4f}", rep.feasible, m["jobs_done"],
+                        f"{stats.cpu_s:.3f}", f"{stats.wall_s:.3f}", stats.events, f"{eps_cpu:.0f}", stats.decisions,
+                        f"{p(0.5) * 1e3:.4f}", f"{p(0.99) * 1e3:.4f}", f"{p(0.5, dw) * 1e3:.4f}", rep.feasible,
+                        m["jobs_done"],
                         platform.python_version(), f"{platform.machine()} x{os.cpu_count()}", commit])
         print(f"appended to {out.relative_to(ROOT)}")
     return 0 if rep.feasible else 1

@@ -72,15 +72,23 @@ def reference_demand_gbps(job: Job) -> float:
     return F.demand_gbps(job, job.stage_time_s)
 
 
+def job_profile(inst: Instance, job: Job) -> tuple[float, float, int]:
+    """(compute_s, reference demand Gbit/s, GPUs) of a job, cached per instance."""
+    cache = inst.__dict__.setdefault("_policy_profiles", {})
+    v = cache.get(job.name)
+    if v is None:
+        v = cache[job.name] = (F.compute_s(job), reference_demand_gbps(job), job.gpus)
+    return v
+
+
 def priorities(queue: Sequence[Job], state: ClusterState, alpha: float | None = None) -> dict[str, float]:
     """Priority_j = (1 - alpha)(1 - I_j) + alpha(1 - D_j) of each job of ``queue`` (see module doc)."""
     if alpha is None:
         alpha = state.alpha()
     if not queue:
         return {}
-    comp = [F.compute_s(j) for j in queue]
-    dem = [reference_demand_gbps(j) for j in queue]
-    norm_c, norm_d = _minmax(comp), _minmax(dem)
+    prof = [job_profile(state.inst, j) for j in queue]
+    norm_c, norm_d = _minmax([p[0] for p in prof]), _minmax([p[1] for p in prof])
     return {j.name: (1.0 - alpha) * (1.0 - i) + alpha * (1.0 - d) for j, i, d in zip(queue, norm_c, norm_d)}
 
 
@@ -390,18 +398,23 @@ class OrderedPolicy:
         return fifo_order(queue, state.inst)
 
     def decide(self, now: float, queue: Sequence[Job], state: ClusterState) -> list[JobPlan]:
+        if not queue:
+            return []
+        inst = state.inst
+        free_total = state.total_free_gpus()
+        if free_total < min(job_profile(inst, j)[2] for j in queue):
+            return []          # nothing fits by GPU count alone, whatever the order
         res = state.copy()
         out = []
         for job in self.ordered(queue, state):
-            if res.total_free_gpus() < job.gpus:
-                plan = None
-            else:
-                plan = self.place(job, res)
+            need = job_profile(inst, job)[2]
+            plan = None if need > free_total else self.place(job, res)
             if plan is None:
                 if self.hol == "block" and not self.never_fits(job, state):
                     break
                 continue
             res.commit(job, plan)
+            free_total -= need
             out.append(plan)
         return out
 

@@ -18,7 +18,7 @@ Policies that start several jobs in one decision work on a private mutable copy,
 from __future__ import annotations
 
 import math
-from typing import Mapping, Protocol, Sequence, runtime_checkable
+from typing import Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from .. import formulas as F
 from ..errors import BaceOptError
@@ -45,10 +45,14 @@ class ClusterState:
     utilization of the links in use.
     """
 
-    __slots__ = ("inst", "now", "_free", "_bw", "_prices")
+    __slots__ = ("inst", "now", "_free", "_bw", "_prices", "_in_use")
 
-    def __init__(self, inst: Instance, now: float, free_gpus: Mapping[str, int], free_gbps: Sequence[float]):
+    def __init__(self, inst: Instance, now: float, free_gpus: Mapping[str, int], free_gbps: Sequence[float],
+                 links_in_use: Iterable[int] | None = None):
+        """``links_in_use`` (optional): indexes of the links that may carry a reservation, a speed hint for
+        ``alpha`` (links not listed must be fully free)."""
         self.inst = inst
+        self._in_use = None if links_in_use is None else sorted(links_in_use)
         self.now = float(now)
         self._free = dict(free_gpus)
         self._bw = list(free_gbps)
@@ -98,10 +102,11 @@ class ClusterState:
     def alpha(self) -> float:
         """Mean utilization (reserved / capacity) of the links with any reservation; 0 when none."""
         tot, n = 0.0, 0
-        for cap, bw in zip(_capacities(self.inst), self._bw):
-            used = cap - bw
+        caps = _capacities(self.inst)
+        for k in (range(len(caps)) if self._in_use is None else self._in_use):
+            used = caps[k] - self._bw[k]
             if used > MIN_GBPS:
-                tot += used / cap
+                tot += used / caps[k]
                 n += 1
         return min(1.0, tot / n) if n else 0.0
 
@@ -136,7 +141,9 @@ class ClusterState:
     # ------------------------------------------------------------------ copies
     def copy(self) -> "Residual":
         """A private mutable copy a policy may ``commit`` plans to while it decides."""
-        return Residual(self.inst, self.now, self._free, self._bw)
+        r = Residual(self.inst, self.now, self._free, self._bw)
+        r._prices = dict(self._prices)
+        return r
 
 
 class Residual(ClusterState):
@@ -167,7 +174,9 @@ class Residual(ClusterState):
                 self._bw[k] = min(cap, self._bw[k] + h.reserved_gbps)
 
     def freeze(self) -> ClusterState:
-        return ClusterState(self.inst, self.now, self._free, self._bw)
+        c = ClusterState(self.inst, self.now, self._free, self._bw)
+        c._prices = dict(self._prices)
+        return c
 
 
 class _ReadOnlyDict(Mapping):
