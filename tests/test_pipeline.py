@@ -211,6 +211,23 @@ def test_proven_optimum_is_no_worse_than_every_schedule(S, m, lat, bw, split):
     assert opt_m.iteration_s <= opt.iteration_s + 1e-9
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(S=st.integers(2, 3), m=st.integers(1, 4), split=st.booleans(),
+       lat=st.sampled_from([0.0, 0.5, 2.0]), bw=st.sampled_from([0.0, 1.0, 2.5]),
+       speeds=st.lists(st.sampled_from([0.5, 1.0]), min_size=3, max_size=3), limit=st.integers(1, 3))
+def test_no_schedule_beats_a_proven_optimum(S, m, split, lat, bw, speeds, limit):
+    t_f = tuple(1.0 / speeds[k] for k in range(S))
+    mod = PipelineModel(S, m, t_f, tuple(2 * x for x in t_f), split=split,
+                        boundaries=(Boundary(0, 0, lat, bw),), memory_limit=(limit,) * S)
+    opt = solve_optimal(mod, time_limit_s=20)
+    assert opt.status == "optimal" and opt.exact_grid
+    assert check_ops(mod, opt.ops) == []
+    assert opt.bound_s <= opt.iteration_s + 1e-9
+    for fn in (onefoneb, greedy):
+        assert opt.iteration_s <= makespan(fn(mod)) + 1e-9
+    assert solve_optimal(mod.with_memory_limit(m), time_limit_s=20).iteration_s <= makespan(gpipe(mod)) + 1e-9
+
+
 def test_optimum_beats_both_heuristics_on_a_heterogeneous_case():
     # stage 2 is twice as slow (T_F 2, T_B 4); one hop after stage 1 with latency 1 and transfer 1:
     # 1F1B and the greedy both need 29, the proven optimum 27

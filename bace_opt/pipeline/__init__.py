@@ -88,7 +88,7 @@ def schedule_model(model: PipelineModel, kind: str = "1f1b", options: PipelineOp
     return res
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=128)
 def _schedule_cached(model: PipelineModel, kind: str, solver_key) -> PipelineResult:
     extra: dict[str, Any] = {}
     limit = model.memory_limit

@@ -162,8 +162,6 @@ def simulate_orders(model: PipelineModel, orders: Sequence[Sequence[tuple[str, i
                     if not queued[k + 1]:
                         todo.append(k + 1)
                         queued[k + 1] = True
-                elif not queued[k]:   # the last stage's own backward may now be ready
-                    pass
             elif kind == bk:
                 end_d[k][i] = en
                 if k > 0:
@@ -254,7 +252,8 @@ def greedy(model: PipelineModel) -> list[Op]:
 
     Stage selection: the stage whose earliest schedulable time max(stage free, earliest ready op) is smallest
     (ties: lower stage).  Op selection at that time t among the ops ready by t:
-      warm-up (fewer than S - k forwards issued and no backward ready): F;
+      warm-up (fewer than S - k - 1 forwards issued on 0-based stage k, as 1F1B's warm-up): F, even if a
+      backward is ready;
       F and D both ready: alternate (after an F take D, after a D take F);
       only one of F, D ready: that one (so D comes before W in the tear-down);
       neither: W (lowest micro-batch), which also frees memory when the limit blocks F.
