@@ -50,7 +50,7 @@ from .evaluate import check_plan, make_schedule, price_plan
 from .formulas import price_curves
 from .instance import Instance, Job
 from .policies import make_policy
-from .policies.base import ClusterState, PolicyError
+from .policies.base import ClusterState, Policy, PolicyError
 from .schedule import JobPlan, Schedule
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,10 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
             raise InputError(f"policy options {sorted(policy_options)} given with a policy object; "
                              "configure the object instead")
         pol = policy
-    name = getattr(pol, "name", type(pol).__name__)
+        if not isinstance(pol, Policy):
+            raise InputError(f"policy must be a registered name or an object with name, options, decide(now, "
+                             f"queue, state) and place(job, state); got {type(pol).__name__}")
+    name = pol.name
     stats = SimStats()
     t_wall = time.perf_counter()
     t_cpu = time.process_time()

@@ -235,3 +235,9 @@ def test_exact_p1_policy_if_available():
     rep = bo.evaluate(inst, s)
     assert rep.feasible and s.metrics["jobs_done"] == 3
     assert s.meta["policy_stats"]["solver_calls"] >= 1
+
+
+def test_a_non_policy_object_is_an_input_error():
+    inst = one_region([job("a", 1)])
+    with pytest.raises(bo.InputError, match="registered name or an object"):
+        simulate(inst, object())

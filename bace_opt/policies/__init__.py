@@ -61,6 +61,9 @@ def make_policy(name: str, **options):
         raise InputError(f"policy {name!r}: bad options {options}: {e}") from e
 
 
-__all__ = ["available", "describe", "make_policy", "REGISTRY", "HEURISTICS", "ABLATIONS",
+#: the same as ``make_policy`` (the name other modules use)
+get_policy = make_policy
+
+__all__ = ["available", "describe", "make_policy", "get_policy", "REGISTRY", "HEURISTICS", "ABLATIONS",
            "ClusterState", "Residual", "Policy", "PolicyError", "BacePipe", "ExactP1", "Chain",
            "prioritize", "priorities", "find_chains", "grow_chain", "allocate", "allocate_even", "allocate_fill"]
