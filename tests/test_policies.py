@@ -146,6 +146,19 @@ def test_pathfinder_via_routes_crosses_transit_node():
     assert bo.evaluate(inst, sched).feasible and sched.job("j").status == "done"
 
 
+def test_pathfinder_prefers_bandwidth_by_default_and_price_as_an_option():
+    j = job("j", stages=2, stage_time_s=0.1, activation_mb=25.0)     # b_j = 2 Gbit/s
+    inst = make([("s", 1, 0.1), ("fat", 1, 0.5), ("cheap", 1, 0.2)],
+                [("s", "fat", 10.0, 5.0), ("s", "cheap", 3.0, 5.0), ("fat", "cheap", 1.0, 5.0)], [j])
+    st = state_with(inst)
+    assert find_chains(j, st)[0].regions == ("s", "fat")
+    assert find_chains(j, st, prefer="price")[0].regions == ("s", "cheap")
+    # once the cheap hop is too thin for b_j, prefer=price must still refuse it
+    assert find_chains(j, state_with(inst, gbps={("s", "cheap"): 1.9}), prefer="price")[0].regions == ("s", "fat")
+    with pytest.raises(bo.InputError, match="prefer"):
+        make_policy("bace-pipe", prefer="nope")
+
+
 # ---------------------------------------------------------------------- stage 3: allocator
 
 def test_allocator_one_stage_per_region_then_cheapest_first():
