@@ -47,6 +47,12 @@ def main(argv=None) -> int:
     except BaceOptError as e:
         print(f"bace-opt {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into a reader that closed early (e.g. `| head`): not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
     except KeyboardInterrupt:
         print(f"bace-opt {args.command}: interrupted", file=sys.stderr)
         return 130
