@@ -423,3 +423,17 @@ def test_generate_help_for_each_family(capsys):
             main(["generate", fam, "--help"])
         assert e.value.code == 0
         assert "--seed" in capsys.readouterr().out
+
+
+@needs_data
+def test_wan_from_nsfnet_link_list():
+    from bace_opt.builders.realistic import realistic_instance
+    sites = {"1": {"zone": "US-CAL-CISO", "gpus": 64}, "9": {"zone": "US-MIDA-PJM", "gpus": 64},
+             "13": {"zone": "US-NY-NYIS", "gpus": 32}}
+    inst = realistic_instance(DATA, topology_gml="nsfnet_chen", sites=sites, jobs=2, hours=24,
+                              default_capacity_gbps=400.0)
+    assert len(inst.regions) == 14 and len(inst.links) == 22
+    assert inst.region("5").gpus == 0 and inst.region("13").gpus == 32
+    l = inst.links[inst.link_index[("13", "14")]]          # "13 14 150": 150 km of fibre
+    assert l.latency_ms == pytest.approx(150 / 200 + 0.5) and l.bandwidth_gbps == 400.0
+    assert "DeepRMSA" in inst.meta["source"]

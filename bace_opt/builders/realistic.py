@@ -27,7 +27,9 @@ Cloud mode (``topology_gml=None``): the regions are cloud regions in Skyplane na
 - Jobs: the paper family's job generator (paper.paper_jobs), seeded the same way, with K* capped by the
   largest region's GPU count.
 
-WAN mode (``topology_gml`` given): the regions are the GML nodes (named by their ``label``); ``sites`` maps a
+WAN mode (``topology_gml`` given: a Topology Zoo GML file, or a ``.txt`` link list in the DeepRMSA format such
+as topologies/nsfnet/nsfnet_chen.txt, whose nodes are labelled "1".."14" and whose links carry fibre lengths:
+latency = length / 200 km/ms + 0.5 ms): the regions are the GML nodes (named by their ``label``); ``sites`` maps a
 node label to ``{"zone": <grid zone or cloud region id>, "gpus": n}``; every other node is a transit region
 (gpus 0, price 0).  Links are the GML edges; parallel edges are merged (capacities add up, latency = the
 smaller).  Capacity: ``LinkSpeedRaw`` (bit/s) when present, else an ``OC-n`` label (n x 51.84 Mbit/s), else
@@ -289,14 +291,38 @@ def _finish(nm, meta, gspec, regions, links, jobs, egress_objective) -> Instance
 # ---------------------------------------------------------------------- WAN mode (GML)
 
 def resolve_gml(data_dir: Path, topology_gml) -> Path:
-    """A GML path as given, or ``<data_dir>/topologies/topozoo/<name>[.gml]``."""
+    """A topology path as given, or ``<data_dir>/topologies/topozoo/<name>[.gml]``, or
+    ``<data_dir>/topologies/nsfnet/<name>[.txt]``."""
     p = Path(topology_gml)
     if p.is_file():
         return p
-    for cand in (data_dir / "topologies" / "topozoo" / p.name, data_dir / "topologies" / "topozoo" / f"{p.name}.gml"):
+    topo = data_dir / "topologies"
+    for cand in (topo / "topozoo" / p.name, topo / "topozoo" / f"{p.name}.gml", topo / "nsfnet" / p.name,
+                 topo / "nsfnet" / f"{p.name}.txt"):
         if cand.is_file():
             return cand
-    raise InputError(f"GML topology not found: {topology_gml} (nor in {data_dir / 'topologies' / 'topozoo'})")
+    raise InputError(f"topology not found: {topology_gml} (nor in {topo / 'topozoo'} or {topo / 'nsfnet'})")
+
+
+def read_link_list(path) -> nx.MultiGraph:
+    """Read the DeepRMSA / optical-rl-gym link-list format (e.g. topologies/nsfnet/nsfnet_chen.txt): comment
+    lines start with '#'; then the node count, the link count, and one ``u v length_km`` line per undirected
+    link (nodes numbered from 1).  Nodes get labels "1".."n"; edges carry ``length_km``."""
+    rows = [ln.split() for ln in Path(path).read_text(encoding="utf-8").splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")]
+    try:
+        n, m = int(rows[0][0]), int(rows[1][0])
+        edges = [(int(r[0]), int(r[1]), float(r[2])) for r in rows[2:2 + m]]
+    except (IndexError, ValueError):
+        raise InputError(f"{path}: not a link list (node count, link count, then 'u v length_km' lines)") from None
+    if len(edges) != m or any(not (1 <= u <= n and 1 <= v <= n) or km <= 0 for u, v, km in edges):
+        raise InputError(f"{path}: expected {m} links 'u v length_km' between nodes 1..{n}")
+    g = nx.MultiGraph(label=Path(path).stem)
+    for i in range(1, n + 1):
+        g.add_node(i, label=str(i))
+    for u, v, km in edges:
+        g.add_edge(u, v, length_km=km)
+    return g
 
 
 def read_gml(path) -> nx.MultiGraph:
@@ -325,7 +351,7 @@ def _edge_capacity_gbps(attrs: dict, default: float) -> tuple[float, str]:
 def _wan_instance(d: Path, topology_gml, sites: dict, *, seed, jobs, gspec, price_day, hours, adder,
                   default_capacity_gbps, capacity_scale, arrivals, mean_ia, name) -> Instance:
     path = resolve_gml(d, topology_gml)
-    g = read_gml(path)
+    g = read_link_list(path) if path.suffix.lower() == ".txt" else read_gml(path)
     labels: dict = {}
     seen: dict[str, int] = {}
     for n, a in sorted(g.nodes(data=True), key=lambda x: x[0]):
@@ -368,12 +394,16 @@ def _wan_instance(d: Path, topology_gml, sites: dict, *, seed, jobs, gspec, pric
     for u, v, a in g.edges(data=True):
         if u == v:
             continue
-        for n in (u, v):
-            if n not in coords:
-                raise InputError(f"{path.name}: node {labels[n]!r} has no Latitude/Longitude; cannot derive latency")
         cap, src = _edge_capacity_gbps(a, default_capacity_gbps)
         cap_sources.add(src)
-        lat = geo.pair_latency_ms(coords[u], coords[v], geo.WAN_INFLATION, geo.WAN_OVERHEAD_MS)
+        if "length_km" in a:    # fibre length given: no route inflation
+            lat = round(geo.latency_ms(float(a["length_km"]), 1.0, geo.WAN_OVERHEAD_MS), 2)
+        else:
+            for n in (u, v):
+                if n not in coords:
+                    raise InputError(f"{path.name}: node {labels[n]!r} has no Latitude/Longitude; "
+                                     "cannot derive latency")
+            lat = geo.pair_latency_ms(coords[u], coords[v], geo.WAN_INFLATION, geo.WAN_OVERHEAD_MS)
         key = tuple(sorted((labels[u], labels[v])))
         if key in merged:
             merged[key]["bandwidth_gbps"] += cap * capacity_scale
@@ -395,15 +425,19 @@ def _wan_instance(d: Path, topology_gml, sites: dict, *, seed, jobs, gspec, pric
     net = str(g.graph.get("label") or g.graph.get("Network") or path.stem)
     nm = name or f"wan-{net.lower()}-{len(site_zone)}s-{len(node_order) - len(site_zone)}t-{jobs}j-seed{seed}"
     meta = {
-        "source": (f"{SOURCE}.realistic_instance (WAN mode): topology {path.name} from the Internet Topology Zoo "
-                   "(Knight et al., IEEE JSAC 2011; CC BY 4.0); prices: green-dcc hourly day-ahead 2023; "
-                   "jobs: bace_opt.builders.paper.paper_jobs"),
+        "source": (f"{SOURCE}.realistic_instance (WAN mode): topology {path.name} "
+                   + ("(DeepRMSA NSFNET, Chen et al. JLT 2019, via carlosnatalino/optical-rl-gym, MIT)"
+                      if path.suffix.lower() == ".txt" else
+                      "from the Internet Topology Zoo (Knight et al., IEEE JSAC 2011; CC BY 4.0)")
+                   + "; prices: green-dcc hourly day-ahead 2023; jobs: bace_opt.builders.paper.paper_jobs"),
         "family": "wan", "seed": seed,
         "capacity_rule": (f"LinkSpeedRaw bit/s / 1e9, else OC-n label x {OC_UNIT_GBPS} Gbit/s, else "
                           f"{default_capacity_gbps:g} Gbit/s; x {capacity_scale:g}; parallel edges summed "
                           f"(used here: {', '.join(sorted(cap_sources))})"),
-        "latency_rule": f"{geo.WAN_INFLATION} x great-circle km / {geo.FIBRE_KM_PER_MS:g} km/ms + "
-                        f"{geo.WAN_OVERHEAD_MS} ms per link",
+        "latency_rule": (f"fibre length km / {geo.FIBRE_KM_PER_MS:g} km/ms + {geo.WAN_OVERHEAD_MS} ms per link"
+                         if path.suffix.lower() == ".txt" else
+                         f"{geo.WAN_INFLATION} x great-circle km / {geo.FIBRE_KM_PER_MS:g} km/ms + "
+                         f"{geo.WAN_OVERHEAD_MS} ms per link"),
         "price_rule": f"hourly wholesale USD/MWh / 1000 + {adder:g} USD/kWh retail adder, clipped at >= 0; "
                       f"t = 0 is {price_day} 00:00 UTC; {hours} hours",
         "sites": {lab: {"zone": site_zone[lab], "gpus": site_gpus[lab]} for lab in site_zone},

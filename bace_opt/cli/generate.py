@@ -107,7 +107,8 @@ def add_parser(sub):
     z.add_argument("--hours", type=_pos_int, default=168, help="hours of prices (default 168)")
     z.add_argument("--retail-adder", type=float, default=0.10,
                    help="USD/kWh added to wholesale prices (default 0.10)")
-    z.add_argument("--topology-gml", help="WAN topology: a GML file, or a name under DATA/topologies/topozoo")
+    z.add_argument("--topology-gml", help="WAN topology: a GML file or a DeepRMSA link list (.txt), or a name under "
+                        "DATA/topologies/topozoo (e.g. Abilene) or DATA/topologies/nsfnet (nsfnet_chen)")
     z.add_argument("--site", action="append", default=[], metavar="LABEL=ZONE[:GPUS]",
                    help="a GPU site of the WAN topology: node label, grid zone (or cloud region), GPUs; repeat")
     z.add_argument("--capacity-gbps", type=_pos_float, default=100.0,
