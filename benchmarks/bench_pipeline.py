@@ -115,24 +115,39 @@ def main(argv=None):
                   f"({r['optimal_split_status']}, {r['optimal_split_wall_s']:.1f}s) | vs 1f1b: "
                   f"greedy {r['red_greedy_pct']:5.1f}% greedy_split {r['red_greedy_split_pct']:5.1f}% "
                   f"opt_split {r['red_optimal_split_pct']:5.1f}%", flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    gantts = draw_examples(out)
     timing = time_greedy()
     for (name, split), (sec, ms, n) in timing.items():
         print(f"32 stages x 128 micro-batches, lat = bw = T_F: {name}{' split' if split else ''} "
               f"{sec * 1000:.1f} ms ({n} ops, iteration {ms:g} T_F)")
     sweep_s = time.perf_counter() - t_all
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     keys = list(rows[0].keys())
     with open(out / "pipeline.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
-    (out / "pipeline.md").write_text(report(rows, timing, args, sweep_s), encoding="utf-8")
+    (out / "pipeline.md").write_text(report(rows, timing, args, sweep_s, gantts), encoding="utf-8")
     print(f"wrote {out / 'pipeline.csv'} and {out / 'pipeline.md'}")
 
 
-def report(rows, timing, args, sweep_s):
+def draw_examples(out):
+    """Gantt charts of 1F1B and the split greedy, 4 stages x 8 micro-batches, latency = transfer = 2 T_F."""
+    from bace_opt.pipeline.gantt import draw_gantt
+    names = []
+    for kind, split in (("1f1b", False), ("greedy", True)):
+        mod = model(4, 8, 2.0, 2.0, split)
+        res = schedule_model(mod, kind)
+        name = f"pipeline_gantt_{kind}{'_split' if split else ''}.png"
+        draw_gantt(mod, res.ops, out / name, title=f"{kind}{' (split backward)' if split else ''}: 4 stages x 8 "
+                   f"micro-batches, latency = transfer = 2 T_F, iteration {res.iteration_s:g} T_F")
+        names.append(name)
+    return names
+
+
+def report(rows, timing, args, sweep_s, gantts=()):
     L = ["# Pipeline schedules under cross-region latency and bandwidth", "",
          f"`python benchmarks/bench_pipeline.py{' --quick' if args.quick else ''} --time-limit {args.time_limit:g}`"
          f" at commit {git_commit()}; Python {platform.python_version()}, OR-Tools {ortools.__version__}, "
@@ -206,6 +221,10 @@ def report(rows, timing, args, sweep_s):
     for (name, split), (sec, ms, n) in timing.items():
         L.append(f"| {name} | {'split' if split else 'unified'} | {sec * 1000:.1f} ms | {n} | {ms:g} |")
     L.append("")
+    if gantts:
+        L += ["## Example schedules (4 stages x 8, latency = transfer = 2 T_F)", ""]
+        L += [f"![{g}]({g})" for g in gantts]
+        L.append("")
     return "\n".join(L)
 
 

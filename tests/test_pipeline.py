@@ -315,6 +315,16 @@ def test_bad_input_raises_input_error_naming_it(blocks, hops, kind, opts, msg):
                              options=PipelineOptions(**opts) if opts else None)
 
 
+def test_options_may_be_a_dict():
+    inst = two_region_instance(latency_ms=20.0)
+    args = (inst, "j", [("r1", 2), ("r2", 2)], [(("r1", "r2"), 1.0)])
+    a = pipeline_iteration_s(*args, kind="greedy", options={"split_backward": True, "memory_limit": 2})
+    b = pipeline_iteration_s(*args, kind="greedy", options=PipelineOptions(split_backward=True, memory_limit=2))
+    assert a == b and a.model.split and a.memory_limit == (2, 2, 2, 2)
+    with pytest.raises(InputError, match="unknown option"):
+        pipeline_iteration_s(*args, options={"splitt": True})
+
+
 def test_unknown_job_is_an_input_error():
     with pytest.raises(InputError, match="not in instance"):
         pipeline_iteration_s(two_region_instance(), "nope", [("r1", 4)], [])

@@ -74,12 +74,27 @@ class PipelineResult:
         return d
 
 
+def as_options(options) -> PipelineOptions:
+    """PipelineOptions from None, a PipelineOptions or a mapping of its fields (unknown keys: InputError)."""
+    if options is None:
+        return PipelineOptions()
+    if isinstance(options, PipelineOptions):
+        return options
+    if isinstance(options, dict):
+        known = set(PipelineOptions.__dataclass_fields__)
+        bad = sorted(set(options) - known)
+        if bad:
+            raise InputError(f"pipeline options: unknown option(s) {', '.join(bad)} (known: {', '.join(sorted(known))})")
+        return PipelineOptions(**options)
+    raise InputError(f"pipeline options must be a PipelineOptions or a dict, got {type(options).__name__}")
+
+
 def schedule_model(model: PipelineModel, kind: str = "1f1b", options: PipelineOptions | None = None,
                    analytic: float | None = None) -> PipelineResult:
     """Schedule a block model directly (no instance needed); cached on (model, kind, solver options)."""
     if kind not in KINDS:
         raise InputError(f"pipeline kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    opt = options or PipelineOptions()
+    opt = as_options(options)
     solver_key = (opt.time_limit_s, opt.threads, opt.seed, opt.resolution_s, opt.hint) if kind == "optimal" else None
     res = _schedule_cached(model, kind, solver_key)
     if analytic is not None:
@@ -121,6 +136,7 @@ def pipeline_iteration_s(inst: Instance, job: Job | str, blocks, hops, kind: str
     """
     if kind not in KINDS:
         raise InputError(f"pipeline kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    options = as_options(options)
     if isinstance(job, str):
         if job not in inst.job_index:
             raise InputError(f"job {job!r} is not in instance {inst.name!r}")
@@ -129,6 +145,6 @@ def pipeline_iteration_s(inst: Instance, job: Job | str, blocks, hops, kind: str
     return schedule_model(model, kind, options, analytic=analytic_iteration_s(inst, job, blocks, hops))
 
 
-__all__ = ["KINDS", "Boundary", "Op", "PipelineDeadlock", "PipelineModel", "PipelineOptions", "PipelineResult",
+__all__ = ["KINDS", "Boundary", "as_options", "Op", "PipelineDeadlock", "PipelineModel", "PipelineOptions", "PipelineResult",
            "analytic_iteration_s", "build_model", "check_ops", "default_memory_limit", "makespan",
            "normalize_placement", "pipeline_iteration_s", "schedule_model", "simulate_orders"]
