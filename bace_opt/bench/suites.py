@@ -38,13 +38,19 @@ def specs_for(name: str, size: str) -> list[RunSpec]:
     return fn(size)
 
 
-# P1 gap: (regions, jobs) per size label, seeds per size
-GAP_SIZES = {
-    "small": [(3, 3), (3, 4), (4, 4), (4, 6)],
-    "medium": [(6, 8), (6, 12), (8, 12)],
-    "large": [(8, 16), (10, 24), (12, 32)],
+# P1 gap: random instances (regions, jobs, largest region's GPUs, max stages) per size; the paper family
+# (6 regions, 8 or 24 jobs of 14B-101B parameters) for medium and large.
+GAP_RANDOM = {
+    "small": [(3, 3, 8, 4), (3, 4, 8, 4), (4, 4, 8, 4), (4, 6, 8, 4)],
+    "medium": [(6, 8, 16, 8), (6, 12, 16, 8)],
+    "large": [(8, 16, 32, 12), (10, 24, 32, 12)],
 }
 GAP_SEEDS = {"small": range(1, 6), "medium": range(1, 4), "large": range(1, 3)}
+GAP_PAPER = {"small": [], "medium": [8], "large": [24]}
+
+
+def _random_args(n_regions, n_jobs, gpus, stages, **kw):
+    return {"n_regions": n_regions, "n_jobs": n_jobs, "max_gpus_per_region": gpus, "max_stages": stages, **kw}
 
 
 @suite("gap", "BACE-Pipe and baselines vs the P1 optimum (and online policies vs the P2 optimum)",
@@ -52,27 +58,33 @@ GAP_SEEDS = {"small": range(1, 6), "medium": range(1, 4), "large": range(1, 3)}
 def _gap(size: str) -> list[RunSpec]:
     out = []
     tl = {"small": 60, "medium": 120, "large": 300}[size]
-    for n_regions, n_jobs in GAP_SIZES[size]:
-        label = f"{n_regions}r-{n_jobs}j"
+
+    def p1_runs(family, label, seed, ia):
+        out.append(RunSpec("gap", family, label, seed, "p1:highs", ia, {"time_limit": tl}))
+        for p in POLICIES:
+            out.append(RunSpec("gap", family, label, seed, f"p1-heur:{p}", ia))
+
+    for n_regions, n_jobs, gpus, stages in GAP_RANDOM[size]:
         for seed in GAP_SEEDS[size]:
-            ia = {"n_regions": n_regions, "n_jobs": n_jobs}
-            out.append(RunSpec("gap", "random", label, seed, "p1:highs", ia, {"time_limit": tl}))
-            for p in POLICIES:
-                out.append(RunSpec("gap", "random", label, seed, f"p1-heur:{p}", ia))
+            p1_runs("random", f"{n_regions}r-{n_jobs}j", seed, _random_args(n_regions, n_jobs, gpus, stages))
+    for n_jobs in GAP_PAPER[size]:
+        for seed in (1, 2, 3):
+            p1_runs("paper", f"paper-6r-{n_jobs}j", seed, {"jobs": n_jobs})
     if size == "small":
-        # P2: the offline optimum vs the online policies (arrivals spread out), 3-4 jobs on 3 regions
+        # P2: the offline optimum vs the online policies (arrivals spread over an hour), 3-4 jobs on 3 regions
         for n_regions, n_jobs in [(3, 3), (3, 4)]:
             label = f"p2-{n_regions}r-{n_jobs}j"
             for seed in range(1, 4):
-                ia = {"n_regions": n_regions, "n_jobs": n_jobs, "arrival_spread_s": 3600.0}
+                ia = _random_args(n_regions, n_jobs, 8, 4, max_arrival_s=3600.0)
                 out.append(RunSpec("gap", "random", label, seed, "p2:cpsat", ia, {"time_limit": 120}))
                 for p in POLICIES:
                     out.append(RunSpec("gap", "random", label, seed, f"sim:{p}", ia))
     return out
 
 
-SOLVER_SIZES = {"small": [(3, 4), (4, 6), (6, 8)], "medium": [(6, 8), (6, 12), (8, 16)],
-                "large": [(6, 24), (10, 24), (12, 32)]}
+SOLVER_SIZES = {"small": [(3, 4, 8, 4), (4, 6, 8, 4), (6, 8, 16, 8)],
+                "medium": [(6, 8, 16, 8), (6, 12, 16, 8), (8, 16, 32, 12)],
+                "large": [(10, 24, 32, 12), (12, 32, 32, 12)]}
 
 
 @suite("solvers", "HiGHS vs SCIP vs CP-SAT on P1: time to optimality, root gap, nodes, as size grows",
@@ -80,11 +92,11 @@ SOLVER_SIZES = {"small": [(3, 4), (4, 6), (6, 8)], "medium": [(6, 8), (6, 12), (
 def _solvers(size: str) -> list[RunSpec]:
     out = []
     tl = {"small": 60, "medium": 600, "large": 600}[size]
-    for n_regions, n_jobs in SOLVER_SIZES[size]:
+    for n_regions, n_jobs, gpus, stages in SOLVER_SIZES[size]:
         for seed in (1, 2):
             for solver in ("highs", "scip", "cpsat"):
                 out.append(RunSpec("solvers", "random", f"{n_regions}r-{n_jobs}j", seed, f"p1:{solver}",
-                                   {"n_regions": n_regions, "n_jobs": n_jobs}, {"time_limit": tl}))
+                                   _random_args(n_regions, n_jobs, gpus, stages), {"time_limit": tl}))
     return out
 
 
@@ -116,12 +128,12 @@ def _scaling(size: str) -> list[RunSpec]:
     out = []
     sim_sizes = [(6, 100), (10, 1000), (20, 10000)] if size == "full" else [(6, 50), (10, 200)]
     for n_regions, n_jobs in sim_sizes:
-        ia = {"n_regions": n_regions, "n_jobs": n_jobs, "arrival_spread_s": 600.0 * n_jobs}
+        ia = _random_args(n_regions, n_jobs, 32, 8, max_arrival_s=60.0 * n_jobs)
         out.append(RunSpec("scaling", "random", f"{n_regions}r-{n_jobs}j", 1, "sim:bace-pipe", ia))
     exact_sizes = [(4, 4), (6, 8), (8, 16), (10, 24)] if size == "full" else [(3, 3), (4, 6)]
     for n_regions, n_jobs in exact_sizes:
         out.append(RunSpec("scaling", "random", f"{n_regions}r-{n_jobs}j", 1, "p1:highs",
-                           {"n_regions": n_regions, "n_jobs": n_jobs}, {"time_limit": 300}))
+                           _random_args(n_regions, n_jobs, 16, 8), {"time_limit": 300}))
     return out
 
 
