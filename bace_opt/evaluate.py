@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from . import formulas as F
+from .errors import InputError
 from .instance import Instance
 from .schedule import Block, JobEntry, JobPlan, Schedule, SolverInfo
 
@@ -69,14 +70,31 @@ class JobFigures:
         return self.start_s - self.arrival_s
 
 
-def price_plan(inst: Instance, plan: JobPlan) -> JobFigures:
+ITERATION_MODELS = ("analytic", "gpipe", "1f1b", "greedy")
+
+
+def iteration_time_s(inst: Instance, plan: JobPlan, iteration_model: str = "analytic") -> float:
+    """T_iter of a placed job: the analytic formula (system-model.md), or the makespan of an explicit
+    micro-batch schedule of the pipeline layer (``bace_opt.pipeline``: gpipe, 1f1b, greedy)."""
+    job = inst.job(plan.name)
+    if iteration_model == "analytic":
+        tau = F.tau_s(inst, job, [b.region for b in plan.blocks])
+        return F.iteration_s(job, tau, [h.reserved_gbps for h in plan.hops],
+                             [inst.route(h.route).latency_ms for h in plan.hops])
+    if iteration_model not in ITERATION_MODELS:
+        raise InputError(f"iteration model must be one of {', '.join(ITERATION_MODELS)}, got {iteration_model!r}")
+    from .pipeline import pipeline_iteration_s
+    return pipeline_iteration_s(inst, job, plan.blocks, plan.hops, kind=iteration_model).iteration_s
+
+
+def price_plan(inst: Instance, plan: JobPlan, iteration_model: str = "analytic") -> JobFigures:
     """Figures of a placed job (status done).  Assumes the plan's names exist (see ``check_plan``)."""
     job = inst.job(plan.name)
     regions = [b.region for b in plan.blocks]
     tau = F.tau_s(inst, job, regions)
     routes = [inst.route(h.route) for h in plan.hops]
     ws = [h.reserved_gbps for h in plan.hops]
-    it = F.iteration_s(job, tau, ws, [r.latency_ms for r in routes])
+    it = iteration_time_s(inst, plan, iteration_model)
     run = job.iterations * it
     start = float(plan.start_s)
     blocks = [(b.region, b.stages) for b in plan.blocks]
@@ -175,7 +193,7 @@ def compute_metrics(inst: Instance, statuses: dict[str, str], figures: dict[str,
 
 
 def make_schedule(inst: Instance, plans: Iterable[JobPlan], method: str, solver: SolverInfo | None = None,
-                  meta: dict | None = None, check: bool = True) -> Schedule:
+                  meta: dict | None = None, check: bool = True, iteration_model: str = "analytic") -> Schedule:
     """Price a method's plans into a Schedule (jobs in instance order).  Jobs the plans omit are listed
     as ``unscheduled``.  With ``check`` (default), a plan that breaks rule 1 raises ValueError: a method
     must never emit one."""
@@ -197,13 +215,16 @@ def make_schedule(inst: Instance, plans: Iterable[JobPlan], method: str, solver:
             # kept unpriced so that the evaluator can report it
             entries.append(JobEntry(name=p.name, status="done", start_s=p.start_s, blocks=p.blocks, hops=p.hops))
             continue
-        f = price_plan(inst, p)
+        f = price_plan(inst, p, iteration_model)
         figs[job.name] = f
         entries.append(JobEntry(name=p.name, status="done", start_s=f.start_s, blocks=p.blocks, hops=p.hops,
                                 finish_s=f.finish_s, iteration_s=f.iteration_s, energy_kwh=f.energy_kwh,
                                 electricity_usd=f.electricity_usd, egress_usd=f.egress_usd))
+    meta = dict(meta or {})
+    if iteration_model != "analytic":
+        meta["iteration_model"] = iteration_model
     return Schedule(instance=inst.name, method=method, jobs=tuple(entries),
-                    metrics=compute_metrics(inst, statuses, figs), solver=solver, meta=dict(meta or {}))
+                    metrics=compute_metrics(inst, statuses, figs), solver=solver, meta=meta)
 
 
 # ---------------------------------------------------------------------- the evaluator
@@ -249,8 +270,14 @@ def _fmt(v):
     return str(v)
 
 
-def evaluate(inst: Instance, schedule: Schedule, check_reported: bool = True) -> Report:
-    """Check ``schedule`` against ``inst`` (rules 0-4) and recompute all figures and metrics."""
+def evaluate(inst: Instance, schedule: Schedule, check_reported: bool = True,
+             iteration_model: str | None = None) -> Report:
+    """Check ``schedule`` against ``inst`` (rules 0-4) and recompute all figures and metrics.
+
+    ``iteration_model``: how T_iter is computed (``analytic`` or a pipeline schedule kind); default: the one
+    the schedule's ``meta.iteration_model`` states, else ``analytic``."""
+    if iteration_model is None:
+        iteration_model = str(schedule.meta.get("iteration_model", "analytic"))
     viol: list[Violation] = []
     if schedule.instance and schedule.instance != inst.name:
         viol.append(Violation(0, f"schedule is for instance {schedule.instance!r}, not {inst.name!r}"))
@@ -269,7 +296,7 @@ def evaluate(inst: Instance, schedule: Schedule, check_reported: bool = True) ->
             continue
         statuses[e.name] = e.status
         if e.status == "done" and not v:
-            figures[e.name] = f = price_plan(inst, e.plan)
+            figures[e.name] = f = price_plan(inst, e.plan, iteration_model)
             if check_reported:
                 for attr in ("finish_s", "iteration_s", "energy_kwh", "electricity_usd", "egress_usd"):
                     rep, true = getattr(e, attr), getattr(f, attr)

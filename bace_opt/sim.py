@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InputError
-from .evaluate import check_plan, make_schedule, price_plan
+from .evaluate import ITERATION_MODELS, check_plan, make_schedule, price_plan
 from .formulas import price_curves
 from .instance import Instance, Job
 from .policies import make_policy
@@ -86,17 +86,22 @@ class SimStats:
 
 
 def simulate(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue", seed: int = 0,
-             track_hol: bool = True, **policy_options) -> Schedule:
+             track_hol: bool = True, iteration_model: str = "analytic", **policy_options) -> Schedule:
     """Simulate ``policy`` (a registered name or a ``Policy`` object) on ``inst``; return the priced
-    Schedule (see module doc)."""
-    return run_simulation(inst, policy, mode=mode, seed=seed, track_hol=track_hol, **policy_options)[0]
+    Schedule (see module doc).  ``iteration_model``: ``analytic`` (default) or a pipeline schedule kind
+    (gpipe, 1f1b, greedy) that sets every job's iteration time, hence its finish time."""
+    return run_simulation(inst, policy, mode=mode, seed=seed, track_hol=track_hol, iteration_model=iteration_model,
+                          **policy_options)[0]
 
 
 def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue", seed: int = 0,
-                   track_hol: bool = True, **policy_options) -> tuple[Schedule, SimStats]:
+                   track_hol: bool = True, iteration_model: str = "analytic",
+                   **policy_options) -> tuple[Schedule, SimStats]:
     """``simulate`` plus the run's wall-clock statistics."""
     if mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if iteration_model not in ITERATION_MODELS:
+        raise InputError(f"iteration model must be one of {', '.join(ITERATION_MODELS)}, got {iteration_model!r}")
     if isinstance(policy, str):
         pol = make_policy(policy, seed=seed, **policy_options)
     else:
@@ -180,7 +185,7 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
         for k in touched:
             free_bw[k] = links[k].bandwidth_gbps - math.fsum(link_res[k].values())
             in_use.add(k)
-        f = price_plan(inst, p)
+        f = price_plan(inst, p, iteration_model)
         plans[p.name] = p
         status[p.name] = "done"
         run_s[p.name] = f.run_s
@@ -271,7 +276,7 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
     extra = getattr(pol, "extra_meta", None)
     if callable(extra):
         meta["policy_stats"] = extra()
-    sched = make_schedule(inst, out_plans, method=name, meta=meta)
+    sched = make_schedule(inst, out_plans, method=name, meta=meta, iteration_model=iteration_model)
     stats.wall_s = time.perf_counter() - t_wall
     stats.cpu_s = time.process_time() - t_cpu
     log.info("simulated %s (%s mode) on %s: %d events, %d decisions, %.3f s", name, mode, inst.name,

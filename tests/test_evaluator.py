@@ -245,3 +245,23 @@ def test_metrics_over_done_jobs_and_blocking_probability():
     assert m["blocking_probability"] == 0.5
     assert m["makespan_s"] == pytest.approx(s.job("a").finish_s)
     assert math.isclose(m["total_cost_usd"], m["total_electricity_usd"] + m["total_egress_usd"])
+
+
+def test_iteration_model_from_the_pipeline_layer():
+    """With a pipeline schedule kind as the iteration model, the evaluator and the simulator use the
+    layer's makespan; the schedule states the model in its meta, and evaluate reads it back."""
+    from bace_opt.pipeline import pipeline_iteration_s
+    inst = make([bo.Region("r1", "A6000", 4, 0.2), bo.Region("r2", "A6000", 4, 0.2)],
+                [bo.Link("r1", "r2", 10.0, 40.0)], [job(S=4, m=8, N=10, t=0.5, A=100.0)])
+    p = plan("j", 0.0, [("r1", 2), ("r2", 2)], [(("r1", "r2"), 1.6)])
+    s = bo.make_schedule(inst, [p], "test", iteration_model="1f1b")
+    assert s.meta["iteration_model"] == "1f1b"
+    it = pipeline_iteration_s(inst, "j", p.blocks, p.hops, kind="1f1b").iteration_s
+    assert s.job("j").iteration_s == pytest.approx(it, rel=1e-12)
+    assert s.job("j").iteration_s != pytest.approx(bo.make_schedule(inst, [p], "t").job("j").iteration_s)
+    assert bo.evaluate(inst, bo.Schedule.from_dict(s.to_dict())).feasible
+    # the analytic evaluation of the same schedule flags the reported figures
+    rep = bo.evaluate(inst, s, iteration_model="analytic")
+    assert not rep.feasible and any("reported iteration_s" in v.message for v in rep.violations)
+    sim = bo.simulate(inst, policy="bace-pipe", iteration_model="greedy")
+    assert sim.meta["iteration_model"] == "greedy" and bo.evaluate(inst, sim).feasible

@@ -17,13 +17,15 @@ def add_parser(sub):
     p.add_argument("schedule", help="schedule JSON file (schema bace-opt/schedule/v1)")
     p.add_argument("--json", action="store_true", help="print one JSON object (feasible, violations, metrics)")
     p.add_argument("--jobs", action="store_true", help="also print the per-job table")
+    p.add_argument("--iteration-model", choices=["analytic", "gpipe", "1f1b", "greedy"],
+                   help="how iteration times are recomputed (default: what the schedule's meta states, else analytic)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     inst = load_instance(args.instance)
     sched = load_schedule(args.schedule)
-    rep = evaluate(inst, sched)
+    rep = evaluate(inst, sched, iteration_model=args.iteration_model)
     if args.json:
         print(json.dumps({"feasible": rep.feasible,
                           "violations": [{"rule": v.rule, "message": v.message} for v in rep.violations],

@@ -28,6 +28,9 @@ def add_parser(sub):
     p.add_argument("--seed", type=int, default=0, help="seed passed to the policy (default 0)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="policy option, repeatable (e.g. seeds=all, via=routes, hol=skip, time_limit_s=30)")
+    p.add_argument("--iteration-model", default="analytic", choices=["analytic", "gpipe", "1f1b", "greedy"],
+                   help="iteration time of every job: the analytic formula (default) or an explicit micro-batch "
+                        "schedule of the pipeline layer")
     p.add_argument("--no-hol", action="store_true", help="do not measure head-of-line blocked time (faster)")
     p.add_argument("-o", "--output", metavar="OUT", help="write the schedule JSON here")
     p.add_argument("--jobs", action="store_true", help="also print the per-job table")
@@ -56,7 +59,7 @@ def run(args) -> int:
         raise InputError(f"unknown policy {args.policy!r} (available: {', '.join(available())})")
     inst = load_instance(args.instance)
     sched = simulate(inst, policy=args.policy, mode=args.mode, seed=args.seed, track_hol=not args.no_hol,
-                     **_parse_options(args.option))
+                     iteration_model=args.iteration_model, **_parse_options(args.option))
     if args.output:
         sched.save(args.output)
     print(f"{inst.name}: policy {sched.method}, {args.mode} mode, {sched.meta['events']} events, "
