@@ -6,7 +6,6 @@ text says "exactly", so that float sums are exact and equality is bit-for-bit.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import replace
 
 import pytest

@@ -20,7 +20,7 @@ so repeated calls (the evaluator, the simulator) are cheap.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError

@@ -18,7 +18,6 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..errors import SolverUnavailableError
 from ..solvers.base import relative_gap

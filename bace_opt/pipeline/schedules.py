@@ -406,7 +406,7 @@ def check_ops(model: PipelineModel, ops: Sequence[Op], memory_limit: Sequence[in
       (``memory_limit`` defaults to the model's)
     """
     S, m = model.stages, model.microbatches
-    bk, lk = model.back_kind, model.last_kind
+    bk = model.back_kind
     out: list[str] = []
     scale = max([1.0] + [abs(o.end_s) for o in ops])
     eps = tol * scale
