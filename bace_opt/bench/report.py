@@ -191,10 +191,19 @@ def paper_report(df: pd.DataFrame, plots_dir=None) -> str:
             continue
         b = v.loc["bace-pipe"]
         for base in BASELINES:
-            if base in v.index:
-                rows.append({"variant": variant, "vs": base,
-                             "jct_change_pct": (b["avg_jct_h"] / v.loc[base, "avg_jct_h"] - 1) * 100,
-                             "cost_change_pct": (b["electricity_usd"] / v.loc[base, "electricity_usd"] - 1) * 100})
+            if base not in v.index:
+                continue
+            if v.loc[base, "jobs_done"] != b["jobs_done"]:
+                # averages over different sets of jobs do not compare: say so instead of printing a number
+                rows.append({"variant": variant, "vs": base, "jct_change_pct": float("nan"),
+                             "cost_change_pct": float("nan"),
+                             "note": f"{base} completes {v.loc[base, 'jobs_done']:.3g} jobs, bace-pipe "
+                                     f"{b['jobs_done']:.3g}: not comparable"})
+                continue
+            rows.append({"variant": variant, "vs": base,
+                         "jct_change_pct": (b["avg_jct_h"] / v.loc[base, "avg_jct_h"] - 1) * 100,
+                         "cost_change_pct": (b["electricity_usd"] / v.loc[base, "electricity_usd"] - 1) * 100,
+                         "note": ""})
     if rows:
         r = pd.DataFrame(rows).set_index(["variant", "vs"])
         out.append(f"### BACE-Pipe against each baseline (paper: JCT {PAPER_JCT[0]}..{PAPER_JCT[1]} %, cost "
