@@ -19,7 +19,8 @@ Integer scaling (stated in models/schedule.md section 4.2):
   * bandwidth: per link, Q_e = 2 (n + 1) / (B_e 1e-9) units per Gbit/s; demand ceil(u Q_e), capacity
     floor(B_e (1 + 5e-10) Q_e).  Every set of hops with sum u <= B_e fits, and every set that fits has
     sum u <= B_e (1 + 5e-10), inside the evaluator's tolerance (1e-9 relative).
-  * cost cap (epsilon form): cost in units qc = 1e-9 cap / n (at least 1e-12 USD), rounded up, cap rounded down.
+  * cost cap (epsilon form): cost in units qc = 5e-10 cap / (n + 1) USD, rounded up; cap floor(cap (1 + 5e-10) / qc):
+    every solution with true cost <= cap is allowed, every allowed one has cost <= cap (1 + 5e-10).
 """
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def build_cpsat(prob: SlottedProblem, warm=None):
     obj_terms = []
     cost_terms = []
     if eps_mode:
-        qc = max(1e-9 * prob.cost_cap_usd / prob.n, 1e-12)
+        qc = max(BW_REL_TOL * prob.cost_cap_usd / (prob.n + 1), 1e-15)
     for jd in prob.jobs:
         j = jd.index
         tv[j] = m.new_int_var(jd.lo, prob.H, f"t[{jd.name}]")
@@ -70,7 +71,7 @@ def build_cpsat(prob: SlottedProblem, warm=None):
         vint = np.rint(jd.val / q).astype(np.int64)
         obj_terms.append(_choice_term(m, jd, tv[j], xv, vint, f"C[{jd.name}]"))         # P2.7
         if eps_mode:
-            cint = np.ceil(jd.cost / qc - 1e-9).astype(np.int64)
+            cint = np.ceil(jd.cost / qc).astype(np.int64)
             cost_terms.append(_choice_term(m, jd, tv[j], xv, cint, f"E[{jd.name}]"))
     n_links = 0
     for res in prob.resources:                                                         # P2.5
@@ -87,7 +88,8 @@ def build_cpsat(prob: SlottedProblem, warm=None):
                 ivs.append(iv[j, ci]); dem.append(int(math.ceil(u * Q)))
         m.add_cumulative(ivs, dem, cap).with_name(f"con_capacity[{res.name}]")
     if eps_mode:                                                                       # P2.8
-        m.add(sum(cost_terms) <= int(math.floor(prob.cost_cap_usd / qc + 1e-9))).with_name("con_cost_cap")
+        cap = int(math.floor(prob.cost_cap_usd * (1 + BW_REL_TOL) / qc))
+        m.add(sum(cost_terms) <= cap).with_name("con_cost_cap")
     for a, b in prob.symmetric:                                                        # P2.9
         m.add(tv[a] <= tv[b]).with_name(f"con_symmetry[{a},{b}]")
     m.minimize(sum(obj_terms))
