@@ -6,13 +6,12 @@
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any, Sequence
 
-from ..errors import BaceOptError, InputError, SolverUnavailableError
+from ..errors import InputError, SolverUnavailableError
 from ..evaluate import make_schedule
 from ..instance import Instance
-from ..schedule import JobPlan, SolverInfo
+from ..schedule import JobPlan
 from ..solvers.base import SolveOptions
 
 log = logging.getLogger(__name__)

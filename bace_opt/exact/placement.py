@@ -31,7 +31,7 @@ import numbers
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import pyomo.environ as pyo
 
@@ -39,7 +39,7 @@ from .. import formulas as F
 from ..errors import InputError, BaceOptError
 from ..instance import Instance, Job
 from ..schedule import Block, Hop, JobPlan, SolverInfo
-from ..solvers.base import SolveOptions, SolveResult, Termination, relative_gap
+from ..solvers.base import SolveOptions, SolveResult, relative_gap
 
 log = logging.getLogger(__name__)
 
@@ -822,8 +822,6 @@ def _solve_levels_milp(data, solver, options, warm_start, levels, t_start):
         elif level == 2:
             z2 = max(pyo.value(m.obj_cost.expr), res.objective)
             m.con_level2 = pyo.Constraint(expr=m.obj_cost.expr <= z2 + LEVEL_TOL * max(abs(z2), 1e-9))
-        if res.termination != Termination.OPTIMAL:
-            pass  # later levels still improve on this incumbent; status reports non-proof
     return sol, lv, build_s
 
 

@@ -32,7 +32,7 @@ from collections import defaultdict
 from typing import Sequence
 
 from ..schedule import JobPlan
-from ..solvers.base import SolveOptions, Termination, relative_gap
+from ..solvers.base import SolveOptions, relative_gap
 from .placement import PlacementData, Solution, identical_pairs, start_solution
 
 log = logging.getLogger(__name__)
