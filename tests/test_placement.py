@@ -359,3 +359,19 @@ def test_oversized_model_is_refused_with_a_clear_status():
     inst = _random_instance(3, n_jobs=3)
     r = solve_placement(inst, max_binaries=10)
     assert r.solver_info.status == "error" and "too large" in r.solver_info.message and r.plans == []
+
+
+def test_cli_solve_writes_an_evaluable_schedule(tmp_path, capsys):
+    from bace_opt.cli.main import main
+    from bace_opt.schedule import load_schedule
+    inst = make([("A", 3, 0.1), ("B", 3, 0.1), ("T", 0, 0.1)],
+                [("A", "B", 1, 5), ("A", "T", 10, 10), ("T", "B", 10, 10)], [("j", 6, 50)])
+    ip, op = tmp_path / "i.json", tmp_path / "o.json"
+    inst.save(ip)
+    assert main(["solve", str(ip), "--solver", "highs", "--time-limit", "20", "-o", str(op)]) == 0
+    out = capsys.readouterr().out
+    assert "status: optimal" in out and "jobs started: 1" in out
+    assert evaluate(inst, load_schedule(op)).feasible
+    assert main(["solve", str(ip), "--warm-start", str(op), "--solver", "cpsat", "-o", str(op)]) == 0
+    assert main(["solve", str(ip), "--time-limit", "0", "-o", str(op)]) == 2
+    assert "must be > 0" in capsys.readouterr().err
