@@ -82,22 +82,26 @@ def _gap(size: str) -> list[RunSpec]:
     return out
 
 
-SOLVER_SIZES = {"small": [(3, 4, 8, 4), (4, 6, 8, 4), (6, 8, 16, 8)],
-                "medium": [(6, 8, 16, 8), (6, 12, 16, 8), (8, 16, 32, 12)],
-                "large": [(10, 24, 32, 12), (12, 32, 32, 12)]}
+# P1 by back end, growing: (family, label, instance args, seeds) per size; time limit 60 s (small) or 600 s
+SOLVER_SIZES = {
+    "small": [("random", "3r-4j", _random_args(3, 4, 8, 4), (1, 2)),
+              ("random", "4r-6j", _random_args(4, 6, 8, 4), (1, 2)),
+              ("random", "6r-8j", _random_args(6, 8, 16, 8), (1, 2))],
+    "medium": [("paper", "paper-6r-8j", {"jobs": 8}, (1, 2, 3)),
+               ("random", "8r-16j", _random_args(8, 16, 32, 12), (1,))],
+    "large": [("paper", "paper-6r-24j", {"jobs": 24}, (1,)),
+              ("random", "10r-24j", _random_args(10, 24, 32, 12), (1,)),
+              ("random", "12r-32j", _random_args(12, 32, 32, 12), (1,))],
+}
+SOLVERS = ("highs", "scip", "cpsat")
 
 
 @suite("solvers", "HiGHS vs SCIP vs CP-SAT on P1: time to optimality, root gap, nodes, as size grows",
        ("small", "medium", "large"))
 def _solvers(size: str) -> list[RunSpec]:
-    out = []
-    tl = {"small": 60, "medium": 600, "large": 600}[size]
-    for n_regions, n_jobs, gpus, stages in SOLVER_SIZES[size]:
-        for seed in (1, 2):
-            for solver in ("highs", "scip", "cpsat"):
-                out.append(RunSpec("solvers", "random", f"{n_regions}r-{n_jobs}j", seed, f"p1:{solver}",
-                                   _random_args(n_regions, n_jobs, gpus, stages), {"time_limit": tl}))
-    return out
+    tl = 60 if size == "small" else 600
+    return [RunSpec("solvers", fam, label, seed, f"p1:{solver}", ia, {"time_limit": tl})
+            for fam, label, ia, seeds in SOLVER_SIZES[size] for seed in seeds for solver in SOLVERS]
 
 
 PAPER_VARIANTS = {
