@@ -902,20 +902,27 @@ def cost_at_t0_usd(inst: Instance, plans: Sequence[JobPlan], t0: float, egress: 
     return tot
 
 
-def lp_relaxation_bound(data: PlacementData, level: int = 2, fix: Mapping[int, float] | None = None) -> float | None:
-    """LP relaxation (root) bound of a level's model with the earlier levels fixed at ``fix`` values
-    ({1: jobs started, 2: cost}); used by the benchmark for the root gap."""
-    from pyomo.contrib.appsi.solvers.highs import Highs
+def build_level_model(data: PlacementData, level: int, fix: Mapping[int, float] | None = None):
+    """The P1 model with only level ``level``'s objective active (P1.17-P1.19) and the earlier levels fixed
+    at ``fix`` ({1: jobs started, 2: cost}, the cost with the LEVEL_TOL slack of the sequential scheme)."""
     m = build_model(data)
     objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
     for o in objs.values():
         o.deactivate()
     objs[level].activate()
     fix = dict(fix or {})
-    if 1 in fix and level > 1:
+    if level > 1 and 1 in fix:
         m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= fix[1])
-    if 2 in fix and level > 2:
+    if level > 2 and 2 in fix:
         m.con_level2 = pyo.Constraint(expr=m.obj_cost.expr <= fix[2] * (1 + LEVEL_TOL))
+    return m
+
+
+def lp_relaxation_bound(data: PlacementData, level: int = 2, fix: Mapping[int, float] | None = None) -> float | None:
+    """LP relaxation (root) bound of a level's model with the earlier levels fixed at ``fix`` values
+    ({1: jobs started, 2: cost}); used by the benchmark for the root gap."""
+    from pyomo.contrib.appsi.solvers.highs import Highs
+    m = build_level_model(data, level, fix)
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(m)
     opt = Highs()
     opt.config.load_solution = False
@@ -928,16 +935,7 @@ def write_level_mps(inst: Instance, path, level: int = 2, fix: Mapping[int, floa
     2: cost}) as free MPS with symbolic labels, for outside solvers (models/README.md).  ``kw`` as
     ``PlacementData`` (jobs, t0, free_gpus, free_gbps).  Returns {"variables", "constraints"} counts."""
     data = PlacementData(inst, **kw)
-    m = build_model(data)
-    objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
-    for o in objs.values():
-        o.deactivate()
-    objs[level].activate()
-    fix = dict(fix or {})
-    if level > 1 and 1 in fix:
-        m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= fix[1])
-    if level > 2 and 2 in fix:
-        m.con_level2 = pyo.Constraint(expr=m.obj_cost.expr <= fix[2] * (1 + LEVEL_TOL))
+    m = build_level_model(data, level, fix)
     m.write(str(path), format="mps", io_options={"symbolic_solver_labels": True})
     return {"variables": sum(1 for _ in m.component_data_objects(pyo.Var)),
             "constraints": sum(1 for _ in m.component_data_objects(pyo.Constraint, active=True))}
