@@ -97,6 +97,7 @@ def _atomic_write(path: Path, text: str) -> None:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
+    os.chmod(tmp, 0o644)   # mkstemp creates 0600; results are ordinary shared files
     os.replace(tmp, path)
 
 
