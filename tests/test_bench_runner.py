@@ -56,3 +56,14 @@ def test_duplicate_specs_are_refused(tmp_path):
     s = bench_fake.specs(2)
     with pytest.raises(ValueError, match="same spec"):
         run_specs(s + s[:1], tmp_path / "x.csv", execute=bench_fake.execute_slow, progress=False)
+
+
+def test_results_file_of_an_older_version_is_migrated(tmp_path):
+    from bace_opt.bench.runner import COLUMNS
+    old_cols = [c for c in COLUMNS if c != "p1_cost_usd"]
+    p = tmp_path / "old.csv"
+    p.write_text(",".join(old_cols) + "\n" + ",".join("x" if c == "run_id" else "" for c in old_cols) + "\n")
+    rows = read_rows(p)
+    assert [r["run_id"] for r in rows] == ["x"]
+    assert p.read_text().splitlines()[0] == ",".join(COLUMNS)
+    assert read_rows(p)[0]["run_id"] == "x"

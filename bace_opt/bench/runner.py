@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 COLUMNS = [
     "run_id", "suite", "instance", "family", "size", "seed", "method", "options", "status", "feasible",
     "objective", "bound", "gap", "jobs", "jobs_done", "jobs_blocked", "avg_jct_s", "total_electricity_usd",
-    "total_egress_usd", "total_cost_usd", "total_run_s", "makespan_s", "nodes", "extra",
+    "total_egress_usd", "total_cost_usd", "p1_cost_usd", "total_run_s", "makespan_s", "nodes", "extra",
     "build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit", "error",
 ]
 VOLATILE_COLUMNS = {"build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit"}
@@ -69,9 +69,10 @@ def read_rows(path: Path) -> list[dict]:
         return []
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
-    good = [lines[0]] if lines and lines[0].rstrip("\n").split(",")[0] == "run_id" else []
+    header = lines[0].rstrip("\n").split(",") if lines and lines[0].startswith("run_id,") else None
+    good = [lines[0]] if header else []
     rows = []
-    reader_fields = COLUMNS
+    reader_fields = header or COLUMNS
     for line in lines[len(good):]:
         if not line.endswith("\n"):
             log.warning("dropping a results line cut short (interrupted write): %r", line[:60])
@@ -86,7 +87,11 @@ def read_rows(path: Path) -> list[dict]:
             continue
         rows.append(dict(zip(reader_fields, vals)))
         good.append(line)
-    if "".join(good) != text:
+    if header is not None and header != COLUMNS:
+        # written by a version with other columns: migrate (unknown columns dropped, new ones empty)
+        log.warning("migrating %s to the current columns", path)
+        _atomic_write(path, ",".join(COLUMNS) + "\n" + "".join(_format_row(r) for r in rows))
+    elif "".join(good) != text:
         _atomic_write(path, "".join(good) if good else "")
     return rows
 

@@ -114,6 +114,12 @@ def execute(spec: RunSpec) -> dict:
                    avg_jct_s=m["avg_jct_s"], total_electricity_usd=m["total_electricity_usd"],
                    total_egress_usd=m["total_egress_usd"], total_cost_usd=m["total_cost_usd"],
                    total_run_s=m["total_run_s"], makespan_s=m["makespan_s"])
+        if spec.method.startswith(("p1:", "p1-heur:")):
+            # P1's own level-2 objective (prices at t0, egress only if the instance's objective counts it),
+            # recomputed from the evaluator's run times for the exact and the heuristic schedules alike
+            from ..exact.placement import cost_at_t0_usd
+            t0 = sched.meta.get("t0", sched.meta.get("t0_s"))
+            row["p1_cost_usd"] = cost_at_t0_usd(inst, [p for p in sched.plans if p.status == "done"], t0)
         s = sched.solver
         if s is not None:
             row.update(status=s.status, objective=s.objective, bound=s.bound, gap=s.gap, nodes=s.nodes,
