@@ -37,13 +37,16 @@ from .schedule import RawResult, SlottedProblem
 
 log = logging.getLogger(__name__)
 
+#: objective unit relative to the lower bound LB (section 4.2); rounding changes the objective by <= OBJ_REL_UNIT / 2 * LB
+OBJ_REL_UNIT = 2e-9
+
 
 def objective_unit(prob: SlottedProblem) -> tuple[int, float]:
     """(K, q): K integer, q = Delta / (n K) seconds of objective per integer unit (section 4.2)."""
     n = prob.n
     lb = sum(float(np.min(jd.run_s)) for jd in prob.jobs if len(jd.run_s)) / n
     lb = max(lb, prob.delta_s / n)
-    K = max(1, math.ceil(prob.delta_s / (2e-9 * lb)))
+    K = max(1, math.ceil(prob.delta_s / (OBJ_REL_UNIT * lb)))
     return K, prob.delta_s / (n * K)
 
 
@@ -73,6 +76,19 @@ def build_cpsat(prob: SlottedProblem, warm=None):
         if eps_mode:
             cint = np.ceil(jd.cost / qc).astype(np.int64)
             cost_terms.append(_choice_term(m, jd, tv[j], xv, cint, f"E[{jd.name}]"))
+    # redundant (P2.15): every placement of j holds g_j S_j GPUs in all, so the job-level interval
+    # [t_j, t_j + sum_c d_jc x_jc) with that demand fits the cluster's total GPUs; gives CP-SAT an aggregated
+    # energetic relaxation that the per-region cumulatives lack.
+    if any(r.kind == "gpu" for r in prob.resources):
+        jobs_iv, dem = [], []
+        for jd in prob.jobs:
+            j = jd.index
+            size = m.new_int_var(int(jd.d.min()), int(jd.d.max()), f"d[{jd.name}]")
+            m.add(size == sum(int(jd.d[ci]) * xv[j, ci] for ci in range(len(jd.cands))))
+            end = m.new_int_var(jd.lo + int(jd.d.min()), prob.H + int(jd.d.max()), f"end[{jd.name}]")
+            jobs_iv.append(m.new_interval_var(tv[j], size, end, f"J[{jd.name}]"))
+            dem.append(prob.inst.job(jd.name).gpus)
+        m.add_cumulative(jobs_iv, dem, prob.inst.total_gpus).with_name("con_total_gpus")
     n_links = 0
     for res in prob.resources:                                                         # P2.5
         ivs, dem = [], []
@@ -116,6 +132,12 @@ def _choice_term(m, jd, t, xv, table: np.ndarray, name: str):
         e = m.new_int_var(int(row.min()), int(row.max()), f"{name}{ci}")
         m.add_element(idx, [int(v) for v in row], e)
         m.add(C == e).only_enforce_if(xv[j, ci])
+    # redundant lower bounds (P2.16): the chosen candidate's cheapest start, and the cheapest candidate at t_j
+    m.add(C >= sum(int(table[ci].min()) * xv[j, ci] for ci in range(len(jd.cands))))
+    low = table.min(axis=0)
+    lowv = m.new_int_var(int(low.min()), int(low.max()), f"low{name}")
+    m.add_element(idx, [int(v) for v in low], lowv)
+    m.add(C >= lowv)
     return C
 
 
