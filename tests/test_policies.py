@@ -139,7 +139,9 @@ def test_pathfinder_via_routes_crosses_transit_node():
     # a and b only connect through a transit node t (0 GPUs); direct-link chains cannot use it
     j = job("j", stages=2, stage_time_s=0.1, activation_mb=10.0)
     inst = make([("a", 1, 0.1), ("t", 0, 0.1), ("b", 1, 0.2)], [("a", "t", 5.0, 3.0), ("t", "b", 5.0, 4.0)], [j])
-    assert find_chains(j, state_with(inst)) == []
+    assert find_chains(j, state_with(inst), via="links") == []
+    # the default (auto) uses routes here: the GPU regions a and b are not directly linked
+    assert find_chains(j, state_with(inst))[0].routes == (("a", "t", "b"),)
     c = find_chains(j, state_with(inst), via="routes")
     assert c[0].regions == ("a", "b") and c[0].routes == (("a", "t", "b"),)
     sched = bo.simulate(inst, "bace-pipe", via="routes")

@@ -13,8 +13,9 @@ function usable on its own (so the exact models can be compared stage by stage):
 ``find_chains(job, state, seeds=..., via=...)``
     Prim-like growth of a chain of regions.  From a seed (``seeds="cheapest"``: the cheapest region that can
     host a stage now, our reading; ``"all"``: every such region), repeatedly append to the chain's tail the
-    unvisited region that can host a stage and is reachable over a link (``via="links"``, default) or a
-    route of up to ``k_routes`` lowest-latency paths (``via="routes"``) whose residual bandwidth is >= b_j of
+    unvisited region that can host a stage and is reachable over a link (``via="links"``) or a
+    route of up to ``k_routes`` lowest-latency paths (``via="routes"``; default ``auto``: links on a full mesh
+    of the GPU regions, routes otherwise, see ``resolve_via``) whose residual bandwidth is >= b_j of
     the chain grown so far (tau, hence b_j, is recomputed as regions join: b_j only falls, so earlier hops
     stay feasible), preferring the highest residual bandwidth (then lower price, then name; ``prefer="price"``
     is our option to prefer the cheapest instead), until the chain holds S_j stages (g_j GPUs each).  A seed
@@ -47,7 +48,7 @@ from ..schedule import Block, Hop, JobPlan
 from .base import MIN_GBPS, ClusterState, _eligible, fifo_order
 
 SEED_RULES = ("cheapest", "all")
-VIA = ("links", "routes")
+VIA = ("auto", "links", "routes")
 PATHFINDERS = ("bandwidth", "price")
 ALLOCATORS = ("costmin", "even", "fill")
 ORDERS = ("priority", "fifo")
@@ -110,7 +111,7 @@ def _minmax(xs: Sequence[float]) -> list[float]:
 
 # ---------------------------------------------------------------------- stage 2: pathfinder
 
-def find_chains(job: Job, state: ClusterState, seeds: str = "cheapest", via: str = "links",
+def find_chains(job: Job, state: ClusterState, seeds: str = "cheapest", via: str = "auto",
                 k_routes: int = 4, prefer: str = "bandwidth") -> list[Chain]:
     """Bandwidth-feasible chains for ``job`` on ``state`` (one per seed that yields one; see module doc)."""
     if seeds not in SEED_RULES:
@@ -119,6 +120,7 @@ def find_chains(job: Job, state: ClusterState, seeds: str = "cheapest", via: str
         raise ValueError(f"via must be one of {VIA}, got {via!r}")
     if prefer not in PREFER:
         raise ValueError(f"prefer must be one of {PREFER}, got {prefer!r}")
+    via = resolve_via(state.inst, via)
     hosts = _hosts(job, state)
     if sum(hosts.values()) < job.stages:
         return []
@@ -133,12 +135,13 @@ def find_chains(job: Job, state: ClusterState, seeds: str = "cheapest", via: str
     return out
 
 
-def grow_chain(job: Job, state: ClusterState, seed: str, via: str = "links", k_routes: int = 4,
+def grow_chain(job: Job, state: ClusterState, seed: str, via: str = "auto", k_routes: int = 4,
                hosts: Mapping[str, int] | None = None, prefer: str = "bandwidth") -> Chain | None:
     """Prim-like growth of one chain from ``seed``; None if it cannot reach S_j stages over hops that carry
     b_j.  Among the regions whose hop carries b_j, ``prefer="bandwidth"`` (default, the paper's rule) takes
     the highest residual bandwidth (then lower price, then name); ``prefer="price"`` (an option of ours, not
     the paper's) takes the cheapest (then higher bandwidth, then name)."""
+    via = resolve_via(state.inst, via)
     inst = state.inst
     if hosts is None:
         hosts = _hosts(job, state)
@@ -191,7 +194,7 @@ def grow_chain(job: Job, state: ClusterState, seed: str, via: str = "links", k_r
     return Chain(tuple(chain), tuple(routes), tau, F.demand_gbps(job, tau))
 
 
-def price_chain(job: Job, state: ClusterState, via: str = "links") -> Chain | None:
+def price_chain(job: Job, state: ClusterState, via: str = "auto") -> Chain | None:
     """The no-pathfinder / CR-LCF chain: hosting regions in ascending price until S_j stages fit, bandwidth
     unchecked.  Each hop uses the direct link (``via="links"``; a region without a link from the tail is
     skipped) or the lowest-latency route (``via="routes"``) and reserves min(b_j, residual); a region whose
@@ -201,7 +204,7 @@ def price_chain(job: Job, state: ClusterState, via: str = "links") -> Chain | No
     return _greedy_chain(job, state, order, via, by_capacity=False)
 
 
-def capacity_chain(job: Job, state: ClusterState, via: str = "links") -> Chain | None:
+def capacity_chain(job: Job, state: ClusterState, via: str = "auto") -> Chain | None:
     """The CR-LDF chain: seed = hosting region with the most free GPUs, then repeatedly the hosting region
     with the most free GPUs, ties broken by more residual bandwidth on the hop from the tail (then price,
     name); bandwidth unchecked, reserve min(b_j, residual), regions with no residual on the hop skipped."""
@@ -210,7 +213,22 @@ def capacity_chain(job: Job, state: ClusterState, via: str = "links") -> Chain |
     return _greedy_chain(job, state, order, via, by_capacity=True)
 
 
+def resolve_via(inst: Instance, via: str) -> str:
+    """``auto`` (the default) means direct links when every two regions with GPUs are linked (cloud full
+    meshes, the paper setup) and routes otherwise (WAN topologies, where GPU sites connect only through
+    transit nodes and a direct-links-only chain could not grow; our reading of "a link (or route)")."""
+    if via != "auto":
+        return via
+    key = "_bace_pipe_via"
+    if key not in inst.__dict__:
+        sites = inst.compute_regions
+        full = all((a, b) in inst.link_index for i, a in enumerate(sites) for b in sites[i + 1:])
+        inst.__dict__[key] = "links" if full else "routes"
+    return inst.__dict__[key]
+
+
 def _greedy_chain(job: Job, state: ClusterState, order: Sequence[str], via: str, by_capacity: bool) -> Chain | None:
+    via = resolve_via(state.inst, via)
     """Chain from ``order[0]``; next region: the first of ``order`` reachable from the tail with residual
     bandwidth > 0 (``by_capacity``: the one with the most free GPUs, then the most residual bandwidth)."""
     inst = state.inst
@@ -433,7 +451,7 @@ class BacePipe(OrderedPolicy):
 
     def __init__(self, name: str = "bace-pipe", order: str = "priority", hol: str = "skip",
                  pathfinder: str = "bandwidth", allocator: str = "costmin", seeds: str = "cheapest",
-                 via: str = "links", k_routes: int = 4, prefer: str = "bandwidth", seed: int = 0):
+                 via: str = "auto", k_routes: int = 4, prefer: str = "bandwidth", seed: int = 0):
         if pathfinder not in PATHFINDERS:
             raise ValueError(f"pathfinder must be one of {PATHFINDERS}, got {pathfinder!r}")
         if allocator not in ALLOCATORS:

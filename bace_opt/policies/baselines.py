@@ -53,12 +53,12 @@ class SingleRegion(OrderedPolicy):
 class CrossRegion(OrderedPolicy):
     """CR-LCF (``rule="price"``) or CR-LDF (``rule="free"``)."""
 
-    def __init__(self, name: str, rule: str, order: str = "fifo", hol: str = "block", via: str = "links",
+    def __init__(self, name: str, rule: str, order: str = "fifo", hol: str = "block", via: str = "auto",
                  seed: int = 0):
         if rule not in ("price", "free"):
             raise ValueError(f"rule must be 'price' or 'free', got {rule!r}")
-        if via not in ("links", "routes"):
-            raise ValueError(f"via must be 'links' or 'routes', got {via!r}")
+        if via not in ("auto", "links", "routes"):
+            raise ValueError(f"via must be 'auto', 'links' or 'routes', got {via!r}")
         super().__init__(name, order=order, hol=hol, rule=rule, via=via)
         self.rule, self.via = rule, via
 
