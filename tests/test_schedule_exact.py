@@ -365,3 +365,12 @@ def test_candidate_limits_are_labelled():
     # job b (6 stages) cannot fit one region (4 GPUs at most): with one block per job nothing is feasible
     one = solve_schedule(inst, "highs", OPT, slot_s=10, max_blocks=1)
     assert one.solver.status == "infeasible" and "'b'" in one.solver.message
+
+
+def test_oversized_milp_ends_in_a_clear_error_status():
+    inst = three_region_instance()
+    sched = solve_schedule(inst, "highs", SolveOptions(time_limit_s=10, backend_options={"max_nonzeros": 100}),
+                           slot_s=10)
+    assert sched.solver.status == "error"
+    assert "too large" in sched.solver.message and "slot_s" in sched.solver.message
+    assert all(e.status == "unscheduled" for e in sched.jobs)

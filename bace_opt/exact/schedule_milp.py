@@ -31,6 +31,24 @@ from .schedule import RawResult, SlottedProblem
 log = logging.getLogger(__name__)
 
 
+#: refuse to build a MILP with more constraint nonzeros than this (memory: ~50 bytes each while building);
+#: override with SolveOptions.backend_options={"max_nonzeros": N}
+MAX_NONZEROS = 5_000_000
+
+
+def estimate_nonzeros(prob: SlottedProblem) -> int:
+    """Constraint nonzeros of the MILP before building it (assignment + capacity rows)."""
+    nnz = 0
+    for jd in prob.jobs:
+        T = max(prob.H - jd.lo + 1, 0)
+        nnz += T * len(jd.cands)
+    for res in prob.resources:
+        for (j, ci) in res.uses:
+            jd = prob.jobs[j]
+            nnz += max(prob.H - jd.lo + 1, 0) * int(jd.d[ci])
+    return nnz
+
+
 class _Cols:
     """Column layout: job j, candidate c, start t -> base[j][c] + (t - lo_j)."""
 
@@ -140,6 +158,16 @@ def build_milp(prob: SlottedProblem):
 
 def solve_milp(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawResult:
     t0 = time.perf_counter()
+    backend = dict(options.backend_options)
+    limit = int(backend.pop("max_nonzeros", MAX_NONZEROS))
+    est = estimate_nonzeros(prob)
+    if est > limit:
+        return RawResult("error", None, build_s=time.perf_counter() - t0,
+                         message=(f"time-indexed MILP too large: about {est:,} nonzeros "
+                                  f"({sum(len(j.cands) for j in prob.jobs)} candidates x {prob.H + 1} slots of "
+                                  f"{prob.delta_s:g} s) > limit {limit:,}; use a larger slot_s, max_blocks, or "
+                                  f"backend_options={{'max_nonzeros': N}}"),
+                         extra={"milp_nonzeros_estimate": est})
     h, cols, size = build_milp(prob)
     build_s = time.perf_counter() - t0
     h.setOptionValue("output_flag", bool(options.log))
@@ -153,7 +181,7 @@ def solve_milp(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawRes
     h.setOptionValue("presolve", "off")
     if options.threads:
         h.setOptionValue("threads", int(options.threads))
-    for k, v in dict(options.backend_options).items():
+    for k, v in backend.items():
         h.setOptionValue(k, v)
     if warm and all(ci is not None for ci, _ in warm.values()) and len(warm) == prob.n:
         x0 = np.zeros(cols.n)
