@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 #: refuse to build a MILP with more constraint nonzeros than this (memory: ~50 bytes each while building);
 #: override with SolveOptions.backend_options={"max_nonzeros": N}
 MAX_NONZEROS = 5_000_000
+#: and with more columns than this: HiGHS 1.12 grew past 17 GB of memory within two minutes on a 326,009-column
+#: instance of this model (benchmarks/bench_schedule.py, rand-4r-6j-s2-hourly at 600 s slots; the process was
+#: stopped).  Override with backend_options={"max_columns": N}
+MAX_COLUMNS = 100_000
 
 
 def estimate_nonzeros(prob: SlottedProblem) -> int:
@@ -160,6 +164,15 @@ def solve_milp(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawRes
     t0 = time.perf_counter()
     backend = dict(options.backend_options)
     limit = int(backend.pop("max_nonzeros", MAX_NONZEROS))
+    col_limit = int(backend.pop("max_columns", MAX_COLUMNS))
+    ncols = sum(max(prob.H - jd.lo + 1, 0) * len(jd.cands) for jd in prob.jobs)
+    if ncols > col_limit:
+        return RawResult("error", None, build_s=time.perf_counter() - t0,
+                         message=(f"time-indexed MILP too large: {ncols:,} columns "
+                                  f"({sum(len(j.cands) for j in prob.jobs)} candidates x up to {prob.H + 1} slots of "
+                                  f"{prob.delta_s:g} s) > limit {col_limit:,}; use a larger slot_s, max_blocks, or "
+                                  f"backend_options={{'max_columns': N}}"),
+                         extra={"milp_columns": ncols})
     est = estimate_nonzeros(prob)
     if est > limit:
         return RawResult("error", None, build_s=time.perf_counter() - t0,
@@ -176,8 +189,8 @@ def solve_milp(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawRes
     h.setOptionValue("mip_rel_gap", float(options.rel_gap))
     h.setOptionValue("mip_abs_gap", 1e-9)
     h.setOptionValue("random_seed", int(options.seed))
-    # HiGHS presolve spends seconds probing these overlapping window rows for little gain (measured on the
-    # test instances: 7.1 s with, 0.7 s without); off unless the caller passes backend_options={"presolve": "on"}
+    # HiGHS presolve spent most of the solve time on these overlapping window rows of the test instances during
+    # development (one-off observation, about ten times slower); off unless backend_options={"presolve": "on"}
     h.setOptionValue("presolve", "off")
     if options.threads:
         h.setOptionValue("threads", int(options.threads))
