@@ -27,6 +27,13 @@ def add_parser(sub):
                    help="P1 decision time (default: the latest arrival)")
     p.add_argument("--warm-start", metavar="SCHEDULE", default=None,
                    help="a schedule (e.g. a heuristic's) whose placements start the solver")
+    p.add_argument("--time-unit", type=float, default=None, metavar="S",
+                   help="P2: time unit in s (CP-SAT's resolution, the MILP's slot length; default: chosen from "
+                        "the horizon, see models/schedule.md)")
+    p.add_argument("--max-blocks", type=int, default=None, metavar="K",
+                   help="P2: at most K blocks per placement (the optimum is then over that candidate set)")
+    p.add_argument("--routes-k", type=int, default=None, metavar="K",
+                   help="P2: at most K routes per hop (the optimum is then over that candidate set)")
     p.add_argument("--log", action="store_true", help="show the solver's log")
     p.add_argument("-o", "--output", metavar="OUT", required=True, help="schedule JSON to write")
     p.set_defaults(func=run)
@@ -49,6 +56,17 @@ def run(args) -> int:
         if args.problem != "placement":
             raise InputError("--t0 applies to --problem placement only")
         kw["t0"] = args.t0
+    p2 = {"time_unit": "time_resolution_s" if args.solver == "cpsat" else "slot_s",
+          "max_blocks": "max_blocks", "routes_k": "routes_k"}
+    for opt, name in p2.items():
+        v = getattr(args, opt)
+        if v is None:
+            continue
+        if args.problem != "schedule":
+            raise InputError(f"--{opt.replace('_', '-')} applies to --problem schedule only")
+        if not v > 0:
+            raise InputError(f"--{opt.replace('_', '-')}: must be > 0, got {v:g}")
+        kw[name] = v
     sched = solve(inst, problem=args.problem, solver=args.solver, time_limit=args.time_limit, mu=args.mu,
                   gap=args.gap, threads=args.threads, log_output=args.log, warm_start=warm, **kw)
     sched.save(args.output)
