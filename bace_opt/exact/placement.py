@@ -73,6 +73,18 @@ class JobData:
         return self.job.stages
 
 
+def job_arcs(inst: Instance, d: JobData) -> tuple[dict, dict]:
+    """Directed arcs (link e, direction 0: a->b / 1: b->a) out of and into each node (region index) over the
+    links job ``d`` may use: the arc sets of the hop flows (P1.8-P1.10), shared by the MILP and CP-SAT."""
+    oa, ia = defaultdict(list), defaultdict(list)
+    for e in d.links:
+        l = inst.links[e]
+        a, b = inst.region_index[l.a], inst.region_index[l.b]
+        oa[a].append((e, 0)); ia[b].append((e, 0))
+        oa[b].append((e, 1)); ia[a].append((e, 1))
+    return oa, ia
+
+
 class PlacementData:
     """Index sets and coefficients of P1 for (instance, waiting jobs, t0, free resources)."""
 
@@ -332,13 +344,7 @@ def add_hops(m):
     # arcs out of / into each node, per job (over the job's usable links)
     out_arcs, in_arcs = {}, {}
     for d in J:
-        oa, ia = defaultdict(list), defaultdict(list)
-        for e in d.links:
-            l = inst.links[e]
-            a, b = inst.region_index[l.a], inst.region_index[l.b]
-            oa[a].append((e, 0)); ia[b].append((e, 0))
-            oa[b].append((e, 1)); ia[a].append((e, 1))
-        out_arcs[d.j], in_arcs[d.j] = oa, ia
+        out_arcs[d.j], in_arcs[d.j] = job_arcs(inst, d)
     nodes = range(len(inst.regions))
     JHV = [(d.j, k, v) for d in J for k in range(1, d.K) for v in nodes
            if out_arcs[d.j][v] or in_arcs[d.j][v] or v in d.cap]

@@ -33,7 +33,7 @@ from typing import Sequence
 
 from ..schedule import JobPlan
 from ..solvers.base import SolveOptions, relative_gap
-from .placement import PlacementData, Solution, identical_pairs, start_solution
+from .placement import PlacementData, Solution, identical_pairs, job_arcs, start_solution
 
 log = logging.getLogger(__name__)
 
@@ -124,12 +124,7 @@ class CpPlacement:
                 for c in range(nc):
                     md.Add(self.s[j, c] <= sum(self.u(d, r) for r in d.regions if d.cls_of[r] == c))
             # P1.7-P1.12 hops as unit flows
-            oa, ia = defaultdict(list), defaultdict(list)
-            for e in d.links:
-                l = inst.links[e]
-                ra, rb = inst.region_index[l.a], inst.region_index[l.b]
-                oa[ra].append((e, 0)); ia[rb].append((e, 0))
-                oa[rb].append((e, 1)); ia[ra].append((e, 1))
+            oa, ia = job_arcs(inst, d)
             for k in range(1, d.K):
                 for r in d.regions:
                     md.Add(self.h[j, k, r] <= self.a[j, k, r])
