@@ -111,15 +111,17 @@ def _minmax(xs: Sequence[float]) -> list[float]:
 
 # ---------------------------------------------------------------------- stage 2: pathfinder
 
+def check_pathfinder_options(seeds: str, via: str, prefer: str) -> None:
+    """Raise ValueError naming an unknown pathfinder option."""
+    for name, value, allowed in (("seeds", seeds, SEED_RULES), ("via", via, VIA), ("prefer", prefer, PREFER)):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+
+
 def find_chains(job: Job, state: ClusterState, seeds: str = "cheapest", via: str = "auto",
                 k_routes: int = 4, prefer: str = "bandwidth") -> list[Chain]:
     """Bandwidth-feasible chains for ``job`` on ``state`` (one per seed that yields one; see module doc)."""
-    if seeds not in SEED_RULES:
-        raise ValueError(f"seeds must be one of {SEED_RULES}, got {seeds!r}")
-    if via not in VIA:
-        raise ValueError(f"via must be one of {VIA}, got {via!r}")
-    if prefer not in PREFER:
-        raise ValueError(f"prefer must be one of {PREFER}, got {prefer!r}")
+    check_pathfinder_options(seeds, via, prefer)
     via = resolve_via(state.inst, via)
     hosts = _hosts(job, state)
     if sum(hosts.values()) < job.stages:
@@ -456,12 +458,7 @@ class BacePipe(OrderedPolicy):
             raise ValueError(f"pathfinder must be one of {PATHFINDERS}, got {pathfinder!r}")
         if allocator not in ALLOCATORS:
             raise ValueError(f"allocator must be one of {ALLOCATORS}, got {allocator!r}")
-        if seeds not in SEED_RULES:
-            raise ValueError(f"seeds must be one of {SEED_RULES}, got {seeds!r}")
-        if via not in VIA:
-            raise ValueError(f"via must be one of {VIA}, got {via!r}")
-        if prefer not in PREFER:
-            raise ValueError(f"prefer must be one of {PREFER}, got {prefer!r}")
+        check_pathfinder_options(seeds, via, prefer)
         super().__init__(name, order=order, hol=hol, pathfinder=pathfinder, allocator=allocator, seeds=seeds,
                          via=via, k_routes=k_routes, prefer=prefer)
         self.pathfinder, self.allocator, self.seeds, self.via, self.k_routes, self.prefer = \
