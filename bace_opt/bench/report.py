@@ -18,7 +18,11 @@ BASELINES = ["lcf", "ldf", "cr-lcf", "cr-ldf"]
 
 
 def load(path) -> pd.DataFrame:
-    df = pd.read_csv(path)
+    """The rows of a results file as a DataFrame (read by the runner's reader: a file written by an older
+    version is migrated to the current columns, a line cut short is dropped)."""
+    from .runner import COLUMNS, read_rows
+    df = pd.DataFrame(read_rows(path), columns=COLUMNS).replace("", float("nan"))
+    df["seed"] = pd.to_numeric(df["seed"])
     for c in ("objective", "bound", "gap", "avg_jct_s", "total_electricity_usd", "total_cost_usd", "p1_cost_usd",
               "total_run_s",
               "wall_s", "solve_s", "build_s", "jobs_done", "jobs_blocked", "nodes"):
