@@ -449,6 +449,21 @@ class OrderedPolicy:
             out.append(plan)
         return out
 
+    #: facts about ``place`` that let ``policies.queue.QueueSession`` skip placement calls (see its doc):
+    #: a job one free region can hold is always placed / only such jobs are ever placed / a multi-region
+    #: chain needs a link with residual >= the job's smallest demand
+    single_region_places = False
+    single_region_only = False
+    bandwidth_checked = False
+
+    def queue_session(self, inst: Instance):
+        """An incremental queue-mode decider making the same decisions as ``decide`` on the whole queue
+        (``policies.queue``); None for priority order with head-of-line blocking, which it does not cover."""
+        if self.order == "priority" and self.hol == "block":
+            return None
+        from .queue import QueueSession
+        return QueueSession(self, inst)
+
     def never_fits(self, job: Job, state: ClusterState) -> bool:
         """True if the policy's rules place ``job`` nowhere even with every resource free (prices at now)."""
         inst = state.inst
@@ -474,6 +489,10 @@ class BacePipe(OrderedPolicy):
                          via=via, k_routes=k_routes, prefer=prefer)
         self.pathfinder, self.allocator, self.seeds, self.via, self.k_routes, self.prefer = \
             pathfinder, allocator, seeds, via, k_routes, prefer
+        # every seed grows, and a seed holding the whole job is a one-region chain; the price chain and the
+        # cheapest-seed rule have no such fallback
+        self.single_region_places = pathfinder == "bandwidth" and seeds == "all"
+        self.bandwidth_checked = pathfinder == "bandwidth"
 
     def chains(self, job: Job, state: ClusterState) -> list[Chain]:
         if self.pathfinder == "bandwidth":
