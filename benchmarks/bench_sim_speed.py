@@ -14,11 +14,26 @@ time is set so that the offered load (GPU-seconds asked per second over the clus
 
 Run:  python benchmarks/bench_sim_speed.py [--jobs 10000] [--regions 20] [--load 0.8] [--hourly] [--no-hol]
 Writes benchmarks/results/sim_speed.csv (one row per run, appended).
+
+The contended family (issue 15), ``--contended``: ``bace-opt generate random --seed 3 --regions 20
+--max-gpus-per-region 64 --max-stages 16 --hourly-prices --mixed-gpus --topology sparse --jobs N`` with
+arrivals uniform over [0, N] s (about one job per second, so a queue builds: every policy's mean wait is
+reported) beside the same instance with arrivals over [0, 100 N] s (nobody waits), for N in ``--sizes``
+(default 1000 4000 20000 100000) and every policy of ``--policies`` (default: the heuristics and ablations;
+exact-p1 solves a MILP per event and is left out).  Each run is a fresh process (``--one``), so its peak
+memory (``ru_maxrss``) is its own; time is the simulation's CPU time (``time.process_time``, one core, the
+machine may be shared) and wall time, both including ``make_schedule``'s pricing, not the instance build.
+A run that exceeds ``--timeout`` s of wall time is recorded as such.
+
+Run:  python benchmarks/bench_sim_speed.py --contended [--sizes 1000 4000] [--policies bace-pipe lcf]
+Writes benchmarks/results/sim_speed_contended.csv (one row per run, appended) and prints a markdown table.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import json
+import resource
 import math
 import os
 import platform
@@ -30,6 +45,7 @@ from pathlib import Path
 
 import bace_opt as bo
 from bace_opt import formulas as F
+from bace_opt.policies import ABLATIONS, HEURISTICS
 from bace_opt.sim import run_simulation
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,8 +84,103 @@ def build(n_jobs=10_000, n_regions=20, load=0.8, hourly=False, seed=0) -> bo.Ins
     return bo.Instance(f"bench-sim-{n_jobs}j-{n_regions}r", {"A6000": gt}, "A6000", regions, links, jobs).validated()
 
 
+CONTENDED_SPREAD_S = 1.0        # arrivals uniform over [0, spread * N] s
+UNCONTENDED_SPREAD_S = 100.0
+
+
+def contended_instance(n_jobs: int, spread_s_per_job: float = CONTENDED_SPREAD_S) -> bo.Instance:
+    """The issue-15 family: ``generate random --seed 3 --regions 20 --max-gpus-per-region 64 --max-stages 16
+    --hourly-prices --mixed-gpus --topology sparse`` with arrivals over [0, spread * N] s."""
+    from bace_opt.builders.synthetic import random_instance
+    return random_instance(3, n_regions=20, n_jobs=n_jobs, topology="sparse", hourly_prices=True, mixed_gpus=True,
+                           max_gpus_per_region=64, max_stages=16, max_arrival_s=spread_s_per_job * n_jobs)
+
+
+def one_run(family: str, n_jobs: int, policy: str) -> dict:
+    """Simulate one (family, size, policy) in this process; return its figures (peak RSS included)."""
+    spread = CONTENDED_SPREAD_S if family == "contended" else UNCONTENDED_SPREAD_S
+    inst = contended_instance(n_jobs, spread)
+    sched, stats = run_simulation(inst, policy)
+    m = sched.metrics
+    waits = [v["wait_s"] for v in sched.meta["jobs"].values() if v["wait_s"] is not None]
+    return {"family": family, "jobs": n_jobs, "policy": policy, "cpu_s": round(stats.cpu_s, 3),
+            "wall_s": round(stats.wall_s, 3), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                                                                   / 1024, 1),
+            "events": stats.events, "decisions": stats.decisions, "hol_place_calls": stats.place_calls,
+            "jobs_done": m["jobs_done"], "mean_wait_s": round(sum(waits) / len(waits), 1) if waits else None,
+            "status": "ok"}
+
+
+def contended_main(args) -> int:
+    policies = args.policies or list(HEURISTICS + ABLATIONS)
+    out = ROOT / "benchmarks" / "results" / "sim_speed_contended.csv"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip()
+    except OSError:
+        commit = ""
+    load = os.getloadavg()[0]
+    rows = []
+    for n in args.sizes:
+        for family in ("uncontended", "contended"):
+            for policy in policies:
+                cmd = [sys.executable, __file__, "--one", family, str(n), policy]
+                try:
+                    r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+                    row = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else \
+                        {"family": family, "jobs": n, "policy": policy, "status": f"error: {r.stderr[-200:]}"}
+                except subprocess.TimeoutExpired:
+                    row = {"family": family, "jobs": n, "policy": policy, "status": f"timeout {args.timeout} s"}
+                row.update(load_1min=round(os.getloadavg()[0], 2), commit=commit,
+                           python=platform.python_version(), machine=f"{platform.machine()} x{os.cpu_count()}")
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                if not args.no_write:
+                    new = not out.exists()
+                    with out.open("a", newline="") as f:
+                        w = csv.DictWriter(f, fieldnames=CONTENDED_COLUMNS, extrasaction="ignore")
+                        if new:
+                            w.writeheader()
+                        w.writerow(row)
+    print(f"\nload average at start {load:.2f}")
+    print(contended_table(rows))
+    return 0
+
+
+CONTENDED_COLUMNS = ["family", "jobs", "policy", "status", "cpu_s", "wall_s", "peak_rss_mb", "events", "decisions",
+                     "hol_place_calls", "jobs_done", "mean_wait_s", "load_1min", "commit", "python", "machine"]
+
+
+def contended_table(rows) -> str:
+    """Markdown: per policy and size, CPU s uncontended / contended and their ratio, peak memory, mean wait."""
+    by = {(r["family"], r["jobs"], r["policy"]): r for r in rows}
+    sizes = sorted({r["jobs"] for r in rows})
+    pols = list(dict.fromkeys(r["policy"] for r in rows))
+    lines = ["| policy | jobs | uncontended CPU s | contended CPU s | ratio | contended wall s | peak MB "
+             "| contended mean wait s |", "|---|---|---|---|---|---|---|---|"]
+    for p in pols:
+        for n in sizes:
+            u, c = by.get(("uncontended", n, p), {}), by.get(("contended", n, p), {})
+            def f(r, k):
+                return r.get(k, "") if r.get("status") == "ok" else (r.get("status", "") if k == "cpu_s" else "")
+            ratio = (f"{c['cpu_s'] / u['cpu_s']:.2f}" if c.get("status") == "ok" and u.get("status") == "ok"
+                     and u["cpu_s"] > 0 else "")
+            mem = max([r["peak_rss_mb"] for r in (u, c) if r.get("status") == "ok"], default="")
+            lines.append(f"| {p} | {n:,} | {f(u, 'cpu_s')} | {f(c, 'cpu_s')} | {ratio} | {f(c, 'wall_s')} | {mem} "
+                         f"| {f(c, 'mean_wait_s')} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--one"]:
+        print(json.dumps(one_run(argv[1], int(argv[2]), argv[3])))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--contended", action="store_true", help="the issue-15 contended family (see module doc)")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 4000, 20000, 100000])
+    ap.add_argument("--policies", nargs="*")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="wall seconds per run (contended family)")
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--regions", type=int, default=20)
     ap.add_argument("--load", type=float, default=0.8)
@@ -79,6 +190,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args(argv)
+    if args.contended:
+        return contended_main(args)
 
     t = time.perf_counter()
     inst = build(args.jobs, args.regions, args.load, args.hourly, args.seed)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import bace_opt as bo
 from bace_opt.builders.synthetic import random_instance
-from bace_opt.policies import ABLATIONS, HEURISTICS
+from bace_opt.policies import ABLATIONS, HEURISTICS, ClusterState, make_policy
 from reference_sim import reference_run_simulation
 
 POLICIES = [(p, {}) for p in HEURISTICS + ABLATIONS] + [("bace-pipe", {"seeds": "cheapest"}),
@@ -88,3 +88,23 @@ def test_replay_identical_for_exact_p1():
         inst = random_instance(seed, n_regions=3, n_jobs=4, topology="mesh", hourly_prices=True,
                                max_gpus_per_region=4, max_stages=3, max_arrival_s=20.0)
         replay(inst, policies=[("exact-p1", {})])
+
+
+@st.composite
+def busy_states(draw):
+    """A generated instance and a residual state: some GPUs and link bandwidth taken."""
+    inst = draw(instances())
+    free = {r.name: draw(st.integers(0, r.gpus)) for r in inst.regions}
+    bw = [l.bandwidth_gbps * draw(st.sampled_from([0.0, 0.01, 0.1, 0.5, 1.0])) for l in inst.links]
+    return inst, ClusterState(inst, draw(st.sampled_from([0.0, 5000.0, 40_000.0])), free, bw)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=busy_states())
+def test_fits_answers_as_place(case):
+    # the queue asks policy.fits(job, state) for the head-of-line set; it must agree with place() exactly
+    inst, state = case
+    for policy, opts in POLICIES:
+        pol = make_policy(policy, **opts)
+        for job in inst.jobs:
+            assert pol.fits(job, state) == (pol.place(job, state) is not None), (policy, opts, job.name)

@@ -294,6 +294,100 @@ def _greedy_chain(job: Job, state: ClusterState, order: Sequence[str], via: str,
     return Chain(tuple(chain), tuple(routes), tau, b, tuple(res))
 
 
+def greedy_chain_fits(job: Job, state: ClusterState, by_capacity: bool, via: str, cache: dict) -> bool:
+    """Whether ``price_chain`` (``by_capacity=False``) or ``capacity_chain`` returns a chain for ``job``,
+    answered from the chain grown once for all jobs of the same GPUs per stage and eligible regions: the
+    greedy order and each step do not depend on the job, only where the growth stops (S_j stages) and the
+    per-hop reservations min(b_j, residual), checked for the job only where two hops share a link.
+    ``cache`` must be private to ``state`` (the caller keeps one per residual state)."""
+    inst = state.inst
+    key = (job.gpus_per_stage, _eligible(inst, job), by_capacity, via)
+    grown = cache.get(key)
+    if grown is None:
+        grown = cache[key] = _grow_greedy_all(job, state, by_capacity, resolve_via(inst, via))
+    chain, routes, cum, shared = grown
+    S = job.stages
+    if not chain or cum[-1] < S:
+        return False
+    i = next(i for i, c in enumerate(cum) if c >= S)
+    if not shared[i]:
+        return True
+    # hops share a link: replay _greedy_chain's reservation step for this job's demand
+    li = inst.link_index
+    b = F.demand_gbps(job, F.tau_s(inst, job, chain[:i + 1]))
+    left: dict[int, float] = {}
+    for route in routes[:i]:
+        ks = [li[(u, v)] for u, v in zip(route, route[1:])]
+        cap = min(left.get(k, state.free_gbps(k)) for k in ks)
+        w = min(b, cap)
+        if w <= MIN_GBPS:
+            return False
+        for k in ks:
+            left[k] = left.get(k, state.free_gbps(k)) - w
+    return True
+
+
+def greedy_chain_bounds(job: Job, state: ClusterState, by_capacity: bool, via: str, cache: dict) -> tuple[int, int]:
+    """For every job of ``job``'s group (GPUs per stage, eligible regions): S <= sure always gets a chain
+    (no two hops of the prefix share a link), S > limit never does (the growth gets stuck)."""
+    inst = state.inst
+    key = (job.gpus_per_stage, _eligible(inst, job), by_capacity, via)
+    grown = cache.get(key)
+    if grown is None:
+        grown = cache[key] = _grow_greedy_all(job, state, by_capacity, resolve_via(inst, via))
+    chain, routes, cum, shared = grown
+    if not chain:
+        return 0, 0
+    sure = max(c for c, sh in zip(cum, shared) if not sh)
+    return sure, cum[-1]
+
+
+def _grow_greedy_all(job: Job, state: ClusterState, by_capacity: bool, via: str):
+    """``_greedy_chain``'s growth without a stopping point: (chain, routes, cumulative stages, whether the
+    routes of the first i hops share a link, for each prefix)."""
+    inst = state.inst
+    hosts = _hosts(job, state)
+    if by_capacity:
+        order = sorted(hosts, key=lambda r: (-state.free(r), state.price(r), r))
+    else:
+        order = sorted(hosts, key=lambda r: (state.price(r), r))
+    if not order:
+        return [], [], [], []
+    li = inst.link_index
+    chain = [order[0]]
+    cum = [hosts[order[0]]]
+    routes: list[tuple[str, ...]] = []
+    shared = [False]
+    seen: set[int] = set()
+    rest = list(order[1:])
+    while rest:
+        tail = chain[-1]
+        scored = []
+        for pos, r in enumerate(rest):
+            route = _hop_route(inst, tail, r, via)
+            if route is None:
+                continue
+            cap = min(state.free_gbps(li[(u, v)]) - 0.0 for u, v in zip(route, route[1:]))
+            if cap <= MIN_GBPS:
+                continue
+            scored.append((pos, r, route, cap))
+        if not scored:
+            break
+        if by_capacity:
+            pos, r, route, cap = min(scored, key=lambda s: (-state.free(s[1]), -s[3], s[0]))
+        else:
+            pos, r, route, cap = scored[0]
+        rest.remove(r)
+        chain.append(r)
+        routes.append(route)
+        cum.append(cum[-1] + hosts[r])
+        ks = [li[(u, v)] for u, v in zip(route, route[1:])]
+        sh = shared[-1] or any(k in seen for k in ks)
+        seen.update(ks)
+        shared.append(sh)
+    return chain, routes, cum, shared
+
+
 def _hop_route(inst: Instance, u: str, v: str, via: str) -> tuple[str, ...] | None:
     if via == "links":
         return (u, v) if (u, v) in inst.link_index else None
@@ -449,6 +543,17 @@ class OrderedPolicy:
             out.append(plan)
         return out
 
+    def fits(self, job: Job, state: ClusterState) -> bool:
+        """Whether ``place(job, state)`` returns a plan (subclasses answer faster where they can)."""
+        return self.place(job, state) is not None
+
+    def _state_cache(self, state: ClusterState) -> dict:
+        """A dict private to ``state`` (the object itself is kept, so a later state cannot reuse its id)."""
+        c = self.__dict__.get("_fits_cache")
+        if c is None or c[0] is not state:
+            c = self.__dict__["_fits_cache"] = (state, {})
+        return c[1]
+
     #: facts about ``place`` that let ``policies.queue.QueueSession`` skip placement calls (see its doc):
     #: a job one free region can hold is always placed / only such jobs are ever placed / a multi-region
     #: chain needs a link with residual >= the job's smallest demand
@@ -501,6 +606,32 @@ class BacePipe(OrderedPolicy):
         c = price_chain(job, state, via=self.via)
         return [] if c is None else [c]
 
+    def fits(self, job: Job, state: ClusterState) -> bool:
+        """Whether ``place`` returns a plan, without pricing: some seed's growth succeeds (every allocator
+        fills a grown chain: it has at most S_j regions, each with a free stage, holding S_j together)."""
+        if self.pathfinder != "bandwidth":
+            return greedy_chain_fits(job, state, False, self.via, self._state_cache(state))
+        hosts = _hosts(job, state)
+        if sum(hosts.values()) < job.stages:
+            return False
+        if self.seeds == "all" and max(hosts.values()) >= job.stages:
+            return True
+        if not _one_component_holds(job, state, hosts):
+            return False
+        order = sorted(hosts, key=lambda r: (state.price(r), r))
+        if self.seeds == "cheapest":
+            order = order[:1]
+        via = resolve_via(state.inst, self.via)
+        return any(grow_chain(job, state, seed, via=via, k_routes=self.k_routes, hosts=hosts, prefer=self.prefer)
+                   is not None for seed in order)
+
+    def group_bounds(self, job: Job, state: ClusterState) -> tuple[int, int]:
+        """See ``policies.queue.QueueSession.hol_bounds``."""
+        if self.pathfinder != "bandwidth":
+            return greedy_chain_bounds(job, state, False, self.via, self._state_cache(state))
+        T = max((state.free(r) // job.gpus_per_stage for r in _eligible(state.inst, job)), default=0)
+        return (T if self.seeds == "all" else 0), 1 << 30
+
     def place(self, job: Job, state: ClusterState) -> JobPlan | None:
         inst = state.inst
         alloc = ALLOCATE[self.allocator]
@@ -515,6 +646,34 @@ class BacePipe(OrderedPolicy):
             if best is None or key < best[0]:
                 best = (key, plan)
         return None if best is None else best[1]
+
+
+def _one_component_holds(job: Job, state: ClusterState, hosts: Mapping[str, int]) -> bool:
+    """Necessary for a bandwidth-checked chain: every link of every hop's route has residual >= b_j of the
+    chain >= b_min (b_j at the slowest hosting GPU), so the chain lies in one connected component of the links
+    with residual >= b_min, and that component's hosts must hold S_j stages."""
+    inst = state.inst
+    speed = inst.speed
+    b_min = F.demand_gbps(job, max(job.stage_time_s / speed[r] for r in hosts)) * (1.0 - 1e-9)
+    parent: dict[str, str] = {}
+
+    def find(x):
+        while x in parent:
+            x = parent[x]
+        return x
+    bw = state._bw
+    for k, l in enumerate(inst.links):
+        if bw[k] >= b_min:
+            a, b = find(l.a), find(l.b)
+            if a != b:
+                parent[a] = b
+    tot: dict[str, int] = {}
+    for r, n in hosts.items():
+        c = find(r)
+        tot[c] = tot.get(c, 0) + n
+        if tot[c] >= job.stages:
+            return True
+    return False
 
 
 def make_plan(inst: Instance, job: Job, chain: Chain, blocks: Sequence[tuple[str, int]], now: float) -> JobPlan:

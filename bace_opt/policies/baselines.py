@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from ..instance import Job
 from ..schedule import Block, JobPlan
-from .bace_pipe import BacePipe, OrderedPolicy, _hosts, allocate_fill, capacity_chain, make_plan, price_chain
+from .bace_pipe import (BacePipe, OrderedPolicy, _hosts, allocate_fill, capacity_chain, greedy_chain_bounds,
+                        greedy_chain_fits, make_plan, price_chain)
 from .base import ClusterState
 
 
@@ -64,6 +65,14 @@ class CrossRegion(OrderedPolicy):
         self.rule, self.via = rule, via
         # CR-LDF seeds at the region with the most free GPUs, which holds the job alone if any region does
         self.single_region_places = rule == "free"
+
+    def group_bounds(self, job: Job, state: ClusterState) -> tuple[int, int]:
+        """See ``policies.queue.QueueSession.hol_bounds``."""
+        return greedy_chain_bounds(job, state, self.rule == "free", self.via, self._state_cache(state))
+
+    def fits(self, job: Job, state: ClusterState) -> bool:
+        """Whether ``place`` returns a plan, from the chain grown once per residual state and job group."""
+        return greedy_chain_fits(job, state, self.rule == "free", self.via, self._state_cache(state))
 
     def place(self, job: Job, state: ClusterState) -> JobPlan | None:
         chain = (price_chain if self.rule == "price" else capacity_chain)(job, state, via=self.via)

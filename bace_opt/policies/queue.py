@@ -85,7 +85,7 @@ class _MinMax:
 class _Group:
     """Waiting jobs with the same GPUs per stage and eligible regions, bucketed by stage count."""
 
-    __slots__ = ("g", "regions", "buckets", "keys", "T", "slots", "hol_T", "hol_slots")
+    __slots__ = ("g", "regions", "buckets", "keys", "T", "slots", "hol_T", "hol_sure", "hol_limit")
 
     def __init__(self, g: int, regions: Sequence[str]):
         self.g = g
@@ -93,7 +93,7 @@ class _Group:
         self.buckets: dict[int, dict[str, Job]] = {}
         self.keys: list[int] = []            # sorted stage counts with a bucket
         self.T = self.slots = 0
-        self.hol_T = self.hol_slots = 0      # T and slots at the last hol_update
+        self.hol_T = self.hol_sure = self.hol_limit = 0   # T and hol_bounds at the last hol_update
 
     def add(self, job: Job) -> None:
         b = self.buckets.get(job.stages)
@@ -114,6 +114,12 @@ class _Group:
             if n > T:
                 T = n
         return T, slots
+
+    def any_job(self) -> Job | None:
+        for s in self.keys:
+            for j in self.buckets[s].values():
+                return j
+        return None
 
     def jobs_between(self, lo: int, hi: int):
         """Jobs with lo < S <= hi."""
@@ -217,7 +223,10 @@ class QueueSession:
             return False
         if self.fits_at.get(job.name) == v:
             return True
-        return self._place(job, state) is not None
+        self.place_calls += 1
+        ok = self.pol.fits(job, state)
+        (self.fits_at if ok else self.none_at)[job.name] = v
+        return ok
 
     def _may_fit(self, job: Job, grp: _Group, maxbw: float) -> bool:
         """Exact necessary condition for ``place`` on a job with T < S <= slots (see module doc)."""
@@ -295,6 +304,23 @@ class QueueSession:
         return out
 
     # ------------------------------------------------------------------ head-of-line blocked set
+    def hol_bounds(self, grp: _Group, state: ClusterState) -> tuple[int, int]:
+        """(sure, limit): in this group a job with S <= sure is placed by ``place`` on ``state``, one with
+        S > limit is not; in between ``fits`` is asked.  From the policy's ``group_bounds`` where it has one."""
+        T, slots = grp.measure(state)
+        grp.hol_T = T
+        f = getattr(self.pol, "group_bounds", None)
+        if f is not None:
+            job = grp.any_job()
+            if job is not None:
+                sure, limit = f(job, state)
+                return min(sure, slots), min(limit, slots)
+        if self.single_only:
+            return T, T
+        if self.single_places:
+            return T, slots
+        return 0, slots
+
     def hol_update(self, state: ClusterState) -> tuple[list[str], list[str]]:
         """(entered, left): changes of the set of waiting jobs whose ``place`` succeeds on ``state`` (the
         resources left after the decision, at the version the decision ended with)."""
@@ -304,36 +330,31 @@ class QueueSession:
         recheck: dict[str, Job] = {n: self.waiting[n] for n in self._pending}
         self._pending.clear()
         for grp in self.groups.values():
-            T, slots = grp.measure(state)
-            oT, oslots = grp.hol_T, grp.hol_slots
-            grp.hol_T, grp.hol_slots = T, slots
-            if self.single_places:
-                # jobs with S <= T fit without a call: only buckets that crossed T change membership
-                lo, hi = min(T, oT), max(T, oT)
-                for j in grp.jobs_between(lo, hi):
+            sure, limit = self.hol_bounds(grp, state) if changed else (grp.hol_sure, grp.hol_limit)
+            osure, olimit = grp.hol_sure, grp.hol_limit
+            grp.hol_sure, grp.hol_limit = sure, limit
+            # jobs whose bucket crossed a bound, and (new version) every job between the bounds
+            if sure != osure:
+                for j in grp.jobs_between(min(sure, osure), max(sure, osure)):
                     recheck[j.name] = j
-                if changed or T != oT or slots != oslots:
-                    for j in grp.jobs_between(min(T, oT), max(slots, oslots)):
-                        recheck[j.name] = j
-            elif self.single_only:
-                lo, hi = min(T, oT), max(T, oT)
-                for j in grp.jobs_between(lo, hi):
+            if limit != olimit:
+                for j in grp.jobs_between(min(limit, olimit), max(limit, olimit)):
                     recheck[j.name] = j
-            else:
-                if changed or T != oT or slots != oslots:
-                    for j in grp.jobs_between(0, max(slots, oslots)):
-                        recheck[j.name] = j
+            if changed and limit > sure:
+                for j in grp.jobs_between(sure, limit):
+                    recheck[j.name] = j
         entered, left = [], []
         members = self.members
         for name, job in recheck.items():
             grp = self.group_of[name]
+            sure, limit = grp.hol_sure, grp.hol_limit
             s = job.stages
-            if s > grp.hol_slots:
-                m = False
-            elif s <= grp.hol_T and (self.single_places or self.single_only):
+            if s <= sure:
                 m = True
-            elif s > grp.hol_T and not self._may_fit(job, grp, maxbw):
+            elif s > limit:
                 m = False
+            elif s > grp.hol_T and not self._may_fit(job, grp, maxbw):
+                m = False       # (the bandwidth condition is for multi-region chains only)
             else:
                 m = self._fits(job, state)
             if m and name not in members:
