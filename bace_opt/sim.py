@@ -34,6 +34,17 @@ where its greedy rules are not monotone in the free resources.)  Disable with ``
 one placement call per waiting job per event).
 
 Deterministic: no randomness besides what a policy does with ``seed`` (the shipped ones are deterministic).
+
+Under contention (issue 15) each event costs what changed, not the queue length.  ``_Run`` is the event loop
+with one small handler per step (pop events, release, decide in queue or blocking mode, apply a plan,
+head-of-line update, price event).  In queue mode the waiting jobs live in a queue object: the policy's own
+``queue_session(inst)`` when it has one (the ordered policies: ``policies.queue.QueueSession``, which offers
+``place`` only the jobs that could fit and keeps the head-of-line set by difference, with decisions
+identical to ``decide`` on the whole queue), else ``_GenericQueue``, which offers every waiting job to
+``decide`` and every one that fits by GPU count to ``place``, as before (exact-p1, policy objects).  A job's
+head-of-line-blocked time is added when it leaves the set (leave time - enter time), which equals the sum of
+the inter-event intervals up to float rounding.  ``tests/reference_sim.py`` keeps the former simulator and
+``tests/test_sim_replay.py`` checks that both make the same decisions.
 """
 from __future__ import annotations
 

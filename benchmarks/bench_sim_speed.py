@@ -122,7 +122,7 @@ def contended_main(args) -> int:
     load = os.getloadavg()[0]
     rows = []
     for n in args.sizes:
-        for family in ("uncontended", "contended"):
+        for family in args.families:
             for policy in policies:
                 cmd = [sys.executable, __file__, "--one", family, str(n), policy]
                 try:
@@ -180,6 +180,8 @@ def main(argv=None) -> int:
     ap.add_argument("--contended", action="store_true", help="the issue-15 contended family (see module doc)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 4000, 20000, 100000])
     ap.add_argument("--policies", nargs="*")
+    ap.add_argument("--families", nargs="+", default=["uncontended", "contended"],
+                    choices=["uncontended", "contended"])
     ap.add_argument("--timeout", type=float, default=1800.0, help="wall seconds per run (contended family)")
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--regions", type=int, default=20)
