@@ -30,6 +30,8 @@ COLUMNS = [
     "run_id", "suite", "instance", "family", "size", "seed", "method", "options", "status", "feasible",
     "objective", "bound", "gap", "jobs", "jobs_done", "jobs_blocked", "avg_jct_s", "total_electricity_usd",
     "total_egress_usd", "total_cost_usd", "p1_cost_usd", "total_run_s", "makespan_s", "nodes", "extra",
+    "jobs_not_started", "total_electricity_incl_idle_usd", "energy_weighted_price_usd_per_kwh",
+    "peak_link_utilisation", "mean_link_utilisation", "total_stall_s", "jobs_comm_bound",
     "build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit", "error",
 ]
 VOLATILE_COLUMNS = {"build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit"}

@@ -40,7 +40,7 @@ def build_instance(spec: RunSpec):
 
 def p1_heuristic(inst, policy: str, **options):
     """One decision of ``policy`` at P1's decision time t0 (the latest arrival), every resource free; the
-    jobs it does not start are ``blocked``.  Returns a priced Schedule."""
+    jobs it does not start are ``not_started``.  Returns a priced Schedule."""
     from ..evaluate import make_schedule
     from ..policies import get_policy
     from ..policies.base import ClusterState
@@ -50,7 +50,7 @@ def p1_heuristic(inst, policy: str, **options):
     queue = [j for j in inst.jobs if j.arrival_s <= t0]
     plans = list(pol.decide(t0, queue, ClusterState.empty(inst, t0)))
     started = {p.name for p in plans}
-    plans += [JobPlan(j.name, "blocked") for j in inst.jobs if j.name not in started]
+    plans += [JobPlan(j.name, "not_started") for j in inst.jobs if j.name not in started]
     return make_schedule(inst, plans, method=f"p1-heur:{policy}", meta={"t0_s": t0})
 
 
@@ -114,6 +114,9 @@ def execute(spec: RunSpec) -> dict:
                    avg_jct_s=m["avg_jct_s"], total_electricity_usd=m["total_electricity_usd"],
                    total_egress_usd=m["total_egress_usd"], total_cost_usd=m["total_cost_usd"],
                    total_run_s=m["total_run_s"], makespan_s=m["makespan_s"])
+        row.update({k: m.get(k) for k in ("jobs_not_started", "total_electricity_incl_idle_usd",
+                                          "energy_weighted_price_usd_per_kwh", "peak_link_utilisation",
+                                          "mean_link_utilisation", "total_stall_s", "jobs_comm_bound")})
         if spec.method.startswith(("p1:", "p1-heur:")):
             # P1's own level-2 objective (prices at t0, egress only if the instance's objective counts it),
             # recomputed from the evaluator's run times for the exact and the heuristic schedules alike
