@@ -281,3 +281,30 @@ def test_idle_power_field_is_validated(value, message):
     with pytest.raises(InputError) as e:
         bo.Instance.from_dict(d)
     assert e.value.problems == [message]
+
+
+# ---------------------------------------------------------------------- one vocabulary in the CLI
+
+MONEY_LINES = ("total_electricity_usd: ", "total_egress_usd: ", "total_cost_usd: ",
+               "total_electricity_incl_idle_usd: ")
+
+
+def test_evaluate_simulate_and_solve_print_the_same_money_names(cli, tmp_path):
+    inst = "instances/tiny-2r-2j.json"
+    sim, p1 = tmp_path / "sim.json", tmp_path / "p1.json"
+    r_sim = cli("simulate", inst, "--policy", "bace-pipe", "-o", sim)
+    r_eval = cli("evaluate", inst, sim)
+    r_solve = cli("solve", inst, "--problem", "placement", "--time-limit", "30", "-o", p1)
+    r_eval_p1 = cli("evaluate", inst, p1)
+    for r in (r_sim, r_eval, r_solve, r_eval_p1):
+        assert r.returncode == 0, r.stderr
+        lines = [ln.strip() for ln in r.stdout.splitlines()]
+        for key in MONEY_LINES:
+            assert sum(ln.startswith(key) for ln in lines) == 1, (key, r.stdout)
+    # the same schedule: solve and evaluate print the same figures under the same names
+    pick = {ln.strip().split("   #")[0] for ln in r_solve.stdout.splitlines() if ln.strip().startswith(MONEY_LINES)}
+    assert pick <= {ln.split("   #")[0] for ln in r_eval_p1.stdout.splitlines()}
+    assert "P1 cost objective (electricity only" in r_solve.stdout
+    assert "peak_link_utilisation: " in r_eval.stdout and "total_stall_s: " in r_eval.stdout
+    data = json.loads(cli("evaluate", inst, sim, "--json").stdout)
+    assert {"link_utilisation", "total_stall_s", "total_electricity_incl_idle_usd"} <= set(data["metrics"])
