@@ -197,6 +197,13 @@ COST_READINGS = {
 }
 
 
+def objective_cost_usd(inst: Instance, metrics: Mapping[str, Any]) -> float:
+    """The cost that the optimizers minimize (P1 level 2, P2's mu term), from evaluated metrics: electricity,
+    plus egress only where the instance's ``objective.egress`` is on.  Equal to ``total_electricity_usd`` or to
+    ``total_cost_usd``; a report that uses it says which."""
+    return metrics["total_electricity_usd"] + (metrics["total_egress_usd"] if inst.objective.egress else 0.0)
+
+
 def compute_metrics(inst: Instance, statuses: dict[str, str], figures: dict[str, JobFigures],
                     plans: dict[str, JobPlan] | None = None) -> dict[str, Any]:
     """The metrics block, from per-job figures (and the done jobs' plans, for link use).
