@@ -9,7 +9,7 @@ import logging
 from typing import Any, Sequence
 
 from ..errors import InputError, SolverUnavailableError
-from ..evaluate import make_schedule
+from ..evaluate import make_schedule, objective_cost_usd
 from ..instance import Instance
 from ..schedule import JobPlan
 from ..solvers.base import SolveOptions
@@ -90,7 +90,7 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     if res.plans:
         eval_t0 = cost_at_t0_usd(inst, res.plans, res.t0)
         m = sched.metrics
-        true_cost = m["total_electricity_usd"] + (m["total_egress_usd"] if inst.objective.egress else 0.0)
+        true_cost = objective_cost_usd(inst, m)
         milp_cost = extra.get("cost_usd")
         meta.update(cost_at_t0_usd=milp_cost, evaluated_cost_at_t0_usd=eval_t0, evaluated_cost_usd=true_cost)
         if milp_cost is not None:
