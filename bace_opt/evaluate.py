@@ -205,7 +205,7 @@ def objective_cost_usd(inst: Instance, metrics: Mapping[str, Any]) -> float:
 
 
 def compute_metrics(inst: Instance, statuses: dict[str, str], figures: dict[str, JobFigures],
-                    plans: dict[str, JobPlan] | None = None) -> dict[str, Any]:
+                    plans: Mapping[str, JobPlan]) -> dict[str, Any]:
     """The metrics block, from per-job figures (and the done jobs' plans, for link use).
 
     Jobs and time: avg_jct_s and avg_wait_s are over done jobs; makespan_s is the last finish minus the first
@@ -224,7 +224,7 @@ def compute_metrics(inst: Instance, statuses: dict[str, str], figures: dict[str,
     egr = math.fsum(f.egress_usd for f in done)
     energy = math.fsum(f.energy_kwh for f in done)
     window = (min(f.arrival_s for f in done), max(f.finish_s for f in done)) if done else None
-    idle_kwh, idle_usd = _idle_figures(inst, done, plans or {}, window)
+    idle_kwh, idle_usd = _idle_figures(inst, done, plans, window)
     out = {
         "avg_jct_s": math.fsum(f.jct_s for f in done) / len(done) if done else None,
         "makespan_s": (window[1] - window[0]) if done else None,
@@ -246,11 +246,11 @@ def compute_metrics(inst: Instance, statuses: dict[str, str], figures: dict[str,
         "jobs_unscheduled": sum(1 for s in statuses.values() if s == "unscheduled"),
         "blocking_probability": n_blocked / len(statuses) if statuses else 0.0,
     }
-    out.update(link_metrics(inst, done, plans or {}, window))
+    out.update(link_metrics(inst, done, plans, window))
     return out
 
 
-def _idle_figures(inst: Instance, done: Sequence[JobFigures], plans: dict[str, JobPlan],
+def _idle_figures(inst: Instance, done: Sequence[JobFigures], plans: Mapping[str, JobPlan],
                   window: tuple[float, float] | None) -> tuple[float, float]:
     """Energy (kWh) and electricity (USD) of the GPUs that sit idle during the makespan window: in each region,
     G_r GPUs over the window minus the GPU-seconds of the done jobs (all of which run inside the window), at
@@ -262,9 +262,7 @@ def _idle_figures(inst: Instance, done: Sequence[JobFigures], plans: dict[str, J
     busy_gpu_s: dict[str, float] = defaultdict(float)
     busy_price: dict[str, float] = defaultdict(float)    # sum of GPUs x integral of the price over the run
     for f in done:
-        p = plans.get(f.name)
-        if p is None:
-            continue
+        p = plans[f.name]
         g = inst.job(f.name).gpus_per_stage
         for b in p.blocks:
             busy_gpu_s[b.region] += g * b.stages * f.run_s
@@ -279,7 +277,7 @@ def _idle_figures(inst: Instance, done: Sequence[JobFigures], plans: dict[str, J
     return math.fsum(kwh), math.fsum(usd)
 
 
-def link_metrics(inst: Instance, done: Sequence[JobFigures], plans: dict[str, JobPlan],
+def link_metrics(inst: Instance, done: Sequence[JobFigures], plans: Mapping[str, JobPlan],
                  window: tuple[float, float] | None) -> dict[str, Any]:
     """Link utilisation = reserved Gbit/s / capacity, from the done jobs' hops over [start_s, finish_s).
 
@@ -294,8 +292,8 @@ def link_metrics(inst: Instance, done: Sequence[JobFigures], plans: dict[str, Jo
     nl = len(inst.links)
     events: dict[int, list[tuple[float, float]]] = defaultdict(list)
     for f in done:
-        p = plans.get(f.name)
-        if p is None or not f.finish_s > f.start_s:
+        p = plans[f.name]
+        if not f.finish_s > f.start_s:
             continue
         per_link: dict[int, float] = defaultdict(float)
         for h in p.hops:
@@ -309,7 +307,7 @@ def link_metrics(inst: Instance, done: Sequence[JobFigures], plans: dict[str, Jo
     means_used, peaks = [], []
     for li in sorted(events):
         link = inst.links[li]
-        ev = sorted(events[li], key=lambda x: (x[0], x[1]))   # releases before reservations at one instant
+        ev = sorted(events[li])   # every change at one instant is applied before the peak is taken
         load = peak = area = 0.0
         last = ev[0][0]
         i = 0

@@ -92,10 +92,23 @@ def read_rows(path: Path) -> list[dict]:
     if header is not None and header != COLUMNS:
         # written by a version with other columns: migrate (unknown columns dropped, new ones empty)
         log.warning("migrating %s to the current columns", path)
+        rows = [_migrate_row(r, header) for r in rows]
         _atomic_write(path, ",".join(COLUMNS) + "\n" + "".join(_format_row(r) for r in rows))
     elif "".join(good) != text:
         _atomic_write(path, "".join(good) if good else "")
     return rows
+
+
+def _migrate_row(row: dict, header: list[str]) -> dict:
+    """A row of an older results file in the current columns (absent ones empty).  Before ``jobs_not_started``
+    existed, P1 rows (methods ``p1:``, ``p1-heur:``) counted the jobs not started at t0 as ``jobs_blocked``."""
+    out = {c: row.get(c, "") for c in COLUMNS}
+    if "jobs_not_started" not in header and row.get("jobs_blocked", "") != "":
+        if str(row.get("method", "")).startswith(("p1:", "p1-heur:")):
+            out["jobs_not_started"], out["jobs_blocked"] = row["jobs_blocked"], "0"
+        else:   # no other method had jobs not started
+            out["jobs_not_started"] = "0"
+    return out
 
 
 def _atomic_write(path: Path, text: str) -> None:
