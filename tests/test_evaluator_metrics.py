@@ -10,6 +10,7 @@ import json
 import math
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import bace_opt as bo
 from bace_opt.errors import InputError
@@ -308,3 +309,22 @@ def test_evaluate_simulate_and_solve_print_the_same_money_names(cli, tmp_path):
     assert "peak_link_utilisation: " in r_eval.stdout and "total_stall_s: " in r_eval.stdout
     data = json.loads(cli("evaluate", inst, sim, "--json").stdout)
     assert {"link_utilisation", "total_stall_s", "total_electricity_incl_idle_usd"} <= set(data["metrics"])
+
+
+@settings(max_examples=50, deadline=None)
+@given(idle=st.floats(0.0, 300.0, allow_nan=False), pue=st.floats(1.0, 2.0, allow_nan=False))
+def test_idle_power_round_trips_and_scales_reading_b_linearly(idle, pue):
+    from test_instance_validation import base
+    d = copy.deepcopy(base())
+    d["gpu_types"]["A6000"]["idle_power_w"] = idle
+    d["regions"][0]["pue"] = pue
+    inst = bo.Instance.from_dict(d)
+    assert bo.Instance.from_dict(json.loads(inst.to_json())) == inst
+    s = bo.make_schedule(inst, [plan("j1", 0.0, [("a", 4)])], "test")
+    m = s.metrics
+    # regions a (8 GPUs, 4 busy) and b (8 GPUs, PUE 1.2, hourly 0.2/0.3) idle over the job's run R
+    run = s.job("j1").finish_s
+    a_kwh = 4 * run * idle * pue / 1000 / 3600
+    b_usd = 8 * idle * 1.2 / 1000 / 3600 * (0.2 * min(run, 3600) + 0.3 * max(0.0, run - 3600))
+    assert m["idle_energy_kwh"] == pytest.approx(a_kwh + 8 * run * idle * 1.2 / 1000 / 3600, abs=1e-12)
+    assert m["idle_electricity_usd"] == pytest.approx(a_kwh * 0.2 + b_usd, abs=1e-12)
