@@ -290,7 +290,7 @@ def link_metrics(inst: Instance, done: Sequence[JobFigures], plans: Mapping[str,
     ``mean_link_utilisation_all_links`` the same over every link of the instance.  None where undefined (no
     links, or no done job)."""
     nl = len(inst.links)
-    events: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    events: dict[int, list[tuple[float, int, str, float]]] = defaultdict(list)   # (t, -1 end / +1 start, job, w)
     for f in done:
         p = plans[f.name]
         if not f.finish_s > f.start_s:
@@ -300,14 +300,15 @@ def link_metrics(inst: Instance, done: Sequence[JobFigures], plans: Mapping[str,
             for u, v in zip(h.route, h.route[1:]):
                 per_link[inst.link_index[(u, v)]] += h.reserved_gbps
         for li, w in per_link.items():
-            events[li].append((f.start_s, w))
-            events[li].append((f.finish_s, -w))
+            events[li].append((f.start_s, 1, f.name, w))
+            events[li].append((f.finish_s, -1, f.name, w))
     span = (window[1] - window[0]) if window is not None else 0.0
     per: dict[str, dict[str, float]] = {}
     means_used, peaks = [], []
     for li in sorted(events):
         link = inst.links[li]
         ev = sorted(events[li])   # every change at one instant is applied before the peak is taken
+        active: dict[str, float] = {}
         load = peak = area = 0.0
         last = ev[0][0]
         i = 0
@@ -316,8 +317,13 @@ def link_metrics(inst: Instance, done: Sequence[JobFigures], plans: Mapping[str,
             area += load * (t - last)
             last = t
             while i < len(ev) and ev[i][0] == t:
-                load += ev[i][1]
+                _, kind, name, w = ev[i]
+                if kind > 0:
+                    active[name] = w
+                else:
+                    active.pop(name, None)
                 i += 1
+            load = math.fsum(active.values())    # no rounding drift from adding and removing reservations
             peak = max(peak, load)
         cap = link.bandwidth_gbps
         mean = area / (cap * span) if span > 0 else None
