@@ -294,8 +294,9 @@ def measured_links(data_dir, bandwidth_scale: float = 1.0, parallel_connections:
                    egress_usd_per_gb: float = EGRESS_USD_PER_GB) -> tuple[list[dict], list[dict], str]:
     """The paper mesh's links from Skyplane measurements (module docstring, 'measured'): link dicts, one note
     per link (its Skyplane pair, the aggregated per-VM-pair throughput and RTT, the number of runs, and
-    'measured' or the estimate used), and the data folder's name.  A missing pair raises an InputError naming
-    every missing pair unless ``fill_missing='rtt'``."""
+    'measured' or the estimate used), and the Skyplane folder's name relative to the data folder (so ``meta``
+    does not depend on where the data folder is).  A missing pair raises an InputError naming every missing
+    pair unless ``fill_missing='rtt'``."""
     d = resolve_data_dir(data_dir)
     meas = skyplane.Measurements(d / "skyplane", aggregate=aggregate)
     by_aws = {r.aws_region: r for r in PAPER_REGIONS}
@@ -318,7 +319,7 @@ def measured_links(data_dir, bandwidth_scale: float = 1.0, parallel_connections:
                       "throughput_gbps_per_vm_pair": round(pm.throughput_gbps, 4), "throughput_runs": pm.throughput_n,
                       "throughput": pm.throughput_source, "rtt_ms": round(pm.rtt_ms, 3), "rtt_runs": pm.rtt_n,
                       "rtt": pm.rtt_source})
-    return links, notes, d.name + "/skyplane"
+    return links, notes, "skyplane"
 
 
 def measured_meta(parallel_connections, aggregate, fill_missing, bandwidth_scale, link_notes) -> dict:
