@@ -281,8 +281,13 @@ def _paper_job(model: str, ds: Dataset, gspec: GpuSpec, total_gpus: int, max_sta
 
 def resolve_data_dir(data_dir=None) -> Path:
     """The data folder (layout of ../shared/data): ``data_dir``, else $BACE_OPT_DATA, else ../shared/data
-    relative to the working directory (the repository root, as instances/README.md says)."""
+    relative to the working directory (the repository root, as instances/README.md says), else ../shared/data
+    beside the repository holding this package (so bench runs started elsewhere find it too)."""
     d = Path(data_dir if data_dir is not None else os.environ.get(DATA_ENV) or DEFAULT_DATA_DIR)
+    beside_repo = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    if data_dir is None and not os.environ.get(DATA_ENV) and not (d / "skyplane").is_dir() \
+            and (beside_repo / "skyplane").is_dir():
+        d = beside_repo
     if not (d / "skyplane").is_dir():
         raise InputError(f"measured bandwidth needs Skyplane's measurements in {d / 'skyplane'}: give the data "
                          f"folder (the layout of ../shared/data) with --data or ${DATA_ENV}")
