@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,12 +126,13 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
                    egress_usd_per_gb: float = EGRESS_USD_PER_GB, max_stages: int | None = None,
                    bandwidth_source: str = "nominal", data_dir=None,
                    parallel_connections: int = DEFAULT_PARALLEL_CONNECTIONS, aggregate: str = "median",
-                   fill_missing: str = "none", name: str | None = None) -> Instance:
+                   fill_missing: str = "none", throughput_file: str = skyplane.THROUGHPUT_FILE,
+                   name: str | None = None) -> Instance:
     """Build a paper-family instance (see the module docstring for every rule).  Deterministic per seed.
 
-    ``bandwidth_source="measured"`` reads ``<data_dir>/skyplane`` (``data_dir`` default: $BACE_OPT_DATA, else
-    ../shared/data relative to the working directory); ``parallel_connections``, ``aggregate`` and
-    ``fill_missing`` apply to it only."""
+    ``bandwidth_source="measured"`` reads ``<data_dir>/skyplane`` (``data_dir`` default: resolve_data_dir);
+    ``parallel_connections``, ``aggregate``, ``fill_missing`` and ``throughput_file`` (a file of Skyplane's
+    throughput format in that folder, e.g. an older release's) apply to it only."""
     problems = []
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         problems.append(f"seed must be an integer >= 0, got {seed!r}")
@@ -155,8 +157,10 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
     if fill_missing not in skyplane.FILL_MODES:
         problems.append(f"fill_missing must be one of {', '.join(skyplane.FILL_MODES)}, got {fill_missing!r}")
     if bandwidth_source == "nominal" and (parallel_connections != DEFAULT_PARALLEL_CONNECTIONS
-                                          or aggregate != "median" or fill_missing != "none"):
-        problems.append("parallel_connections, aggregate and fill_missing apply only to bandwidth_source='measured'")
+                                          or aggregate != "median" or fill_missing != "none"
+                                          or throughput_file != skyplane.THROUGHPUT_FILE):
+        problems.append("parallel_connections, aggregate, fill_missing and throughput_file apply only to "
+                        "bandwidth_source='measured'")
     if problems:
         raise InputError(problems, "paper_instance")
     gspec = get_gpu(gpu)
@@ -177,7 +181,7 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
                for r, g, p in zip(PAPER_REGIONS, gpus, prices)]
     if bandwidth_source == "measured":
         links, link_notes, data_name = measured_links(data_dir, bandwidth_scale, parallel_connections, aggregate,
-                                                      fill_missing, egress_usd_per_gb)
+                                                      fill_missing, egress_usd_per_gb, throughput_file)
     else:
         links = []
         for i, a in enumerate(PAPER_REGIONS):
@@ -209,13 +213,13 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
         "region_bandwidth_gbps": {r.name: bw for r, bw in zip(PAPER_REGIONS, region_bw)},
         "job_profiles": job_notes,
         "command": _command(seed, jobs, bandwidth_scale, gpu_scale, arrivals, mean_interarrival_s, bandwidth_source,
-                            parallel_connections, aggregate, fill_missing),
+                            parallel_connections, aggregate, fill_missing, throughput_file),
     }
     if bandwidth_source == "measured":
         del meta["region_bandwidth_gbps"]       # drawn (streams stay aligned with nominal) but not used
         meta["source"] = meta["source"].replace(
             "latency: great-circle rule of bace_opt.builders.geo",
-            f"link bandwidth and latency: {skyplane.SOURCE_NOTE}, files {data_name}/{skyplane.THROUGHPUT_FILE} "
+            f"link bandwidth and latency: {skyplane.SOURCE_NOTE}, files {data_name}/{throughput_file} "
             f"and {data_name}/{skyplane.LATENCY_FILE} (see bace_opt.builders.paper.measured_links)")
         meta["bandwidth_source"] = "measured"
         meta.update(measured_meta(parallel_connections, aggregate, fill_missing, bandwidth_scale, link_notes))
@@ -296,14 +300,15 @@ def resolve_data_dir(data_dir=None) -> Path:
 
 def measured_links(data_dir, bandwidth_scale: float = 1.0, parallel_connections: int = DEFAULT_PARALLEL_CONNECTIONS,
                    aggregate: str = "median", fill_missing: str = "none",
-                   egress_usd_per_gb: float = EGRESS_USD_PER_GB) -> tuple[list[dict], list[dict], str]:
+                   egress_usd_per_gb: float = EGRESS_USD_PER_GB,
+                   throughput_file: str = skyplane.THROUGHPUT_FILE) -> tuple[list[dict], list[dict], str]:
     """The paper mesh's links from Skyplane measurements (module docstring, 'measured'): link dicts, one note
     per link (its Skyplane pair, the aggregated per-VM-pair throughput and RTT, the number of runs, and
     'measured' or the estimate used), and the Skyplane folder's name relative to the data folder (so ``meta``
     does not depend on where the data folder is).  A missing pair raises an InputError naming every missing
     pair unless ``fill_missing='rtt'``."""
     d = resolve_data_dir(data_dir)
-    meas = skyplane.Measurements(d / "skyplane", aggregate=aggregate)
+    meas = skyplane.Measurements(d / "skyplane", throughput_file=throughput_file, aggregate=aggregate)
     by_aws = {r.aws_region: r for r in PAPER_REGIONS}
     pms = meas.pairs(r.aws_region for r in PAPER_REGIONS)
     missing = [pm for pm in pms if not pm.complete]
@@ -357,7 +362,7 @@ def _default_name(seed, jobs, bw, gs, arrivals, source="nominal") -> str:
 
 
 def _command(seed, jobs, bw, gs, arrivals, mean_ia, source="nominal", conns=DEFAULT_PARALLEL_CONNECTIONS,
-             aggregate="median", fill_missing="none") -> str:
+             aggregate="median", fill_missing="none", throughput_file=skyplane.THROUGHPUT_FILE) -> str:
     cmd = f"bace-opt generate paper --seed {seed}"
     if jobs != 8:
         cmd += f" --jobs {jobs}"
@@ -375,4 +380,6 @@ def _command(seed, jobs, bw, gs, arrivals, mean_ia, source="nominal", conns=DEFA
             cmd += f" --aggregate {aggregate}"
         if fill_missing != "none":
             cmd += f" --fill-missing {fill_missing}"
+        if throughput_file != skyplane.THROUGHPUT_FILE:
+            cmd += f" --throughput-file {shlex.quote(str(throughput_file))}"
     return cmd

@@ -150,7 +150,8 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
                        retail_adder_usd_per_kwh: float = RETAIL_ADDER_USD_PER_KWH, topology_gml=None,
                        sites: dict | None = None, default_capacity_gbps: float = 100.0, capacity_scale: float = 1.0,
                        arrivals: str = "zero", mean_interarrival_s: float = 3600.0, egress_objective: bool = False,
-                       fill_missing: str = "none", name: str | None = None) -> Instance:
+                       fill_missing: str = "none", throughput_file: str = skyplane.THROUGHPUT_FILE,
+                       name: str | None = None) -> Instance:
     """A realistic instance from the data folder (module docstring has every rule)."""
     d = _data_dir(data_dir)
     problems = []
@@ -192,7 +193,8 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
     prices = hourly_prices_usd_per_kwh(d, zones.values(), price_day, hours, retail_adder_usd_per_kwh)
     counts = _gpu_counts(gpus, regions, seed)
 
-    meas = skyplane.Measurements(_data_file(d, "skyplane", skyplane.THROUGHPUT_FILE).parent, aggregate=aggregate)
+    meas = skyplane.Measurements(_data_file(d, "skyplane", throughput_file).parent, throughput_file=throughput_file,
+                                 aggregate=aggregate)
     eg = {}
     for r in _read_csv(_data_file(d, "skyplane", "egress_cost.csv")):
         eg[(_norm(r["src"]), _norm(r["dest"]))] = float(r["cost"])
@@ -236,7 +238,7 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
     nm = name or f"realistic-{len(regions)}r-{jobs}j-seed{seed}"
     meta = {
         "source": (f"{SOURCE}.realistic_instance from {d.name}/: Skyplane (github.com/skyplane-project/skyplane) "
-                   "throughput_2022_11.csv, latency.csv, egress_cost.csv; green-dcc (github.com/HewlettPackard/"
+                   f"{throughput_file}, latency.csv, egress_cost.csv; green-dcc (github.com/HewlettPackard/"
                    "green-dcc) hourly day-ahead prices 2023 (ENTSO-E, PJM, CAISO, JEPX, EMC, AEMO, ...) via "
                    "cloud_region_to_grid_zone_curated.csv; jobs: bace_opt.builders.paper.paper_jobs"),
         "family": "realistic", "seed": seed,

@@ -77,6 +77,8 @@ def add_parser(sub):
     a.add_argument("--fill-missing", choices=["none", "rtt"], default="none",
                    help="measured: a pair without measurements is an error naming it (none, default) or is "
                         "estimated (rtt: RTT by the great-circle rule, throughput from a fit on RTT)")
+    a.add_argument("--throughput-file", default="throughput_2022_11.csv",
+                   help="measured: Skyplane throughput file in DATA/skyplane (default throughput_2022_11.csv)")
     a.add_argument("--data", help="measured: data folder with the layout of ../shared/data (default: "
                                   "$BACE_OPT_DATA, else ../shared/data)")
     a.add_argument("--name", help="instance name (default: derived from the options)")
@@ -118,6 +120,8 @@ def add_parser(sub):
                    help="a pair without throughput or RTT: no link (none, default; an error naming the missing "
                         "pairs if that disconnects the regions) or estimated (rtt: RTT by the great-circle rule, "
                         "throughput from a fit on RTT)")
+    z.add_argument("--throughput-file", default="throughput_2022_11.csv",
+                   help="Skyplane throughput file in DATA/skyplane (default throughput_2022_11.csv)")
     z.add_argument("--aggregate", choices=["median", "mean", "min", "max"], default="median",
                    help="how to combine measurements of a pair (default median)")
     z.add_argument("--price-day", default="2023-07-01", help="first day of the price series, UTC (default 2023-07-01)")
@@ -181,7 +185,8 @@ def build(args):
         if args.bandwidth_source == "nominal":
             given = [f for f, v, d in (("--parallel-connections", args.parallel_connections, 1),
                                        ("--aggregate", args.aggregate, "median"),
-                                       ("--fill-missing", args.fill_missing, "none"), ("--data", args.data, None))
+                                       ("--fill-missing", args.fill_missing, "none"), ("--data", args.data, None),
+                                       ("--throughput-file", args.throughput_file, "throughput_2022_11.csv"))
                      if v != d]
             if given:
                 raise InputError(f"{', '.join(given)}: only with --bandwidth-source measured")
@@ -190,7 +195,8 @@ def build(args):
         return paper_instance(args.seed, args.jobs, args.bandwidth_scale, args.gpu_scale, arrivals=args.arrivals,
                               mean_interarrival_s=args.mean_interarrival, bandwidth_source="measured",
                               data_dir=args.data, parallel_connections=args.parallel_connections,
-                              aggregate=args.aggregate, fill_missing=args.fill_missing, name=args.name)
+                              aggregate=args.aggregate, fill_missing=args.fill_missing,
+                              throughput_file=args.throughput_file, name=args.name)
     if args.family == "random":
         from ..builders.synthetic import random_instance
         return random_instance(args.seed, args.regions, args.jobs, topology=args.topology, transit=args.transit,
@@ -205,7 +211,7 @@ def build(args):
                               price_day=args.price_day, hours=args.hours, retail_adder_usd_per_kwh=args.retail_adder,
                               topology_gml=args.topology_gml, sites=_parse_sites(args.site) or None,
                               default_capacity_gbps=args.capacity_gbps, capacity_scale=args.capacity_scale,
-                              fill_missing=args.fill_missing, name=args.name)
+                              fill_missing=args.fill_missing, throughput_file=args.throughput_file, name=args.name)
 
 
 def run(args) -> int:
