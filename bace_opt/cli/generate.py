@@ -56,7 +56,8 @@ def add_parser(sub):
 
     a = fam.add_parser("paper", help="six regions, A6000, LLM jobs (BACE-Pipe setup)",
                        description="The BACE-Pipe simulation setup: six named regions, A6000 GPUs, per-region "
-                                   "GPUs from {16,32,64,128}, 25-100 Gbit/s, 0.156-0.295 USD/kWh, LLM jobs of "
+                                   "GPUs from {16,32,64,128}, 25-100 Gbit/s (or measured Skyplane links with "
+                                   "--bandwidth-source measured), 0.156-0.295 USD/kWh, LLM jobs of "
                                    "14B-101B parameters (see bace_opt/builders/paper.py and instances/README.md).")
     a.add_argument("--seed", type=_nonneg_int, required=True, help="random seed (integer >= 0)")
     a.add_argument("--jobs", type=_pos_int, default=8, help="number of jobs (default 8)")
