@@ -158,8 +158,8 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
         problems.append(f"fill_missing must be one of {', '.join(skyplane.FILL_MODES)}, got {fill_missing!r}")
     if bandwidth_source == "nominal" and (parallel_connections != DEFAULT_PARALLEL_CONNECTIONS
                                           or aggregate != "median" or fill_missing != "none"
-                                          or throughput_file != skyplane.THROUGHPUT_FILE):
-        problems.append("parallel_connections, aggregate, fill_missing and throughput_file apply only to "
+                                          or throughput_file != skyplane.THROUGHPUT_FILE or data_dir is not None):
+        problems.append("parallel_connections, aggregate, fill_missing, throughput_file and data_dir apply only to "
                         "bandwidth_source='measured'")
     if problems:
         raise InputError(problems, "paper_instance")

@@ -174,6 +174,8 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
     gspec = get_gpu(gpu)
     if gspec.power_w is None:
         raise InputError(f"GPU {gspec.name!r} has no power figure; pass a GpuSpec with power_w")
+    if topology_gml is not None and (fill_missing != "none" or throughput_file != skyplane.THROUGHPUT_FILE):
+        raise InputError("fill_missing and throughput_file apply to cloud regions (Skyplane), not to topology_gml")
     if topology_gml is not None:
         return _wan_instance(d, topology_gml, sites or {}, seed=seed, jobs=jobs, gspec=gspec, price_day=price_day,
                              hours=hours, adder=retail_adder_usd_per_kwh, default_capacity_gbps=default_capacity_gbps,
