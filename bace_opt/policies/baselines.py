@@ -36,6 +36,11 @@ class SingleRegion(OrderedPolicy):
         self.rule = rule
         self.single_region_places = self.single_region_only = True
 
+    def fits(self, job: Job, state: ClusterState) -> bool:
+        """Whether ``place`` returns a plan: some region holds all S_j stages (for LDF the region with the
+        most free GPUs then does too)."""
+        return any(n >= job.stages for n in _hosts(job, state).values())
+
     def place(self, job: Job, state: ClusterState) -> JobPlan | None:
         hosts = _hosts(job, state)
         if not hosts:

@@ -289,10 +289,17 @@ class QueueSession:
     def _run(self, jobs, state: ClusterState, block: bool) -> list[JobPlan]:
         free_total = state.total_free_gpus()
         res = state.copy()
+        snap, snap_v = state, self.version        # an unchanging copy of res at its version, for fits()
         out = []
         for job in jobs:
             need = job.gpus
-            plan = None if need > free_total else self._place(job, res)
+            if need > free_total:
+                plan = None
+            else:
+                if snap_v != self.version:
+                    snap, snap_v = res.freeze(), self.version
+                # fits() == (place() is not None), and is cheaper where it fails (no pricing, group bounds)
+                plan = self._place(job, res) if self._fits(job, snap) else None
             if plan is None:
                 if block and not self.pol.never_fits(job, state):
                     break
