@@ -296,17 +296,15 @@ def _greedy_chain(job: Job, state: ClusterState, order: Sequence[str], via: str,
 
 def greedy_chain_fits(job: Job, state: ClusterState, by_capacity: bool, via: str, cache: dict) -> bool:
     """Whether ``price_chain`` (``by_capacity=False``) or ``capacity_chain`` returns a chain for ``job``,
-    answered from the chain grown once for all jobs of the same GPUs per stage and eligible regions: the
-    greedy order and each step do not depend on the job, only where the growth stops (S_j stages) and the
-    per-hop reservations min(b_j, residual), checked for the job only where two hops share a link.
-    ``cache`` must be private to ``state`` (the caller keeps one per residual state)."""
+    answered from one growth shared by all jobs of the same GPUs per stage and eligible regions (grown only
+    as far as a job needs): the greedy order and each step do not depend on the job, only where the growth
+    stops (S_j stages) and the per-hop reservations min(b_j, residual), checked for the job only where two
+    hops share a link.  ``cache`` must be private to ``state`` (the caller keeps one per residual state)."""
     inst = state.inst
-    key = (job.gpus_per_stage, _eligible(inst, job), by_capacity, via)
-    grown = cache.get(key)
-    if grown is None:
-        grown = cache[key] = _grow_greedy_all(job, state, by_capacity, resolve_via(inst, via))
-    chain, routes, cum, shared = grown
+    g = _greedy_growth(job, state, by_capacity, via, cache)
     S = job.stages
+    g.grow_to(S)
+    chain, routes, cum, shared = g.chain, g.routes, g.cum, g.shared
     if not chain or cum[-1] < S:
         return False
     i = next(i for i, c in enumerate(cum) if c >= S)
@@ -330,62 +328,71 @@ def greedy_chain_fits(job: Job, state: ClusterState, by_capacity: bool, via: str
 def greedy_chain_bounds(job: Job, state: ClusterState, by_capacity: bool, via: str, cache: dict) -> tuple[int, int]:
     """For every job of ``job``'s group (GPUs per stage, eligible regions): S <= sure always gets a chain
     (no two hops of the prefix share a link), S > limit never does (the growth gets stuck)."""
-    inst = state.inst
-    key = (job.gpus_per_stage, _eligible(inst, job), by_capacity, via)
-    grown = cache.get(key)
-    if grown is None:
-        grown = cache[key] = _grow_greedy_all(job, state, by_capacity, resolve_via(inst, via))
-    chain, routes, cum, shared = grown
-    if not chain:
+    g = _greedy_growth(job, state, by_capacity, via, cache)
+    g.grow_to(1 << 30)
+    if not g.chain:
         return 0, 0
-    sure = max(c for c, sh in zip(cum, shared) if not sh)
-    return sure, cum[-1]
+    return max(c for c, sh in zip(g.cum, g.shared) if not sh), g.cum[-1]
 
 
-def _grow_greedy_all(job: Job, state: ClusterState, by_capacity: bool, via: str):
-    """``_greedy_chain``'s growth without a stopping point: (chain, routes, cumulative stages, whether the
-    routes of the first i hops share a link, for each prefix)."""
-    inst = state.inst
-    hosts = _hosts(job, state)
-    if by_capacity:
-        order = sorted(hosts, key=lambda r: (-state.free(r), state.price(r), r))
-    else:
-        order = sorted(hosts, key=lambda r: (state.price(r), r))
-    if not order:
-        return [], [], [], []
-    li = inst.link_index
-    chain = [order[0]]
-    cum = [hosts[order[0]]]
-    routes: list[tuple[str, ...]] = []
-    shared = [False]
-    seen: set[int] = set()
-    rest = list(order[1:])
-    while rest:
-        tail = chain[-1]
-        scored = []
-        for pos, r in enumerate(rest):
-            route = _hop_route(inst, tail, r, via)
-            if route is None:
-                continue
-            cap = min(state.free_gbps(li[(u, v)]) - 0.0 for u, v in zip(route, route[1:]))
-            if cap <= MIN_GBPS:
-                continue
-            scored.append((pos, r, route, cap))
-        if not scored:
-            break
+def _greedy_growth(job: Job, state: ClusterState, by_capacity: bool, via: str, cache: dict) -> "_GreedyGrowth":
+    key = (job.gpus_per_stage, _eligible(state.inst, job), by_capacity, via)
+    g = cache.get(key)
+    if g is None:
+        g = cache[key] = _GreedyGrowth(job, state, by_capacity, resolve_via(state.inst, via))
+    return g
+
+
+class _GreedyGrowth:
+    """``_greedy_chain``'s growth, shared by a job group and extended on demand: chain, routes, cumulative
+    stages, and whether the routes of the first i hops share a link, for each prefix."""
+
+    def __init__(self, job: Job, state: ClusterState, by_capacity: bool, via: str):
+        self.state, self.by_capacity, self.via = state, by_capacity, via
+        hosts = self.hosts = _hosts(job, state)
         if by_capacity:
-            pos, r, route, cap = min(scored, key=lambda s: (-state.free(s[1]), -s[3], s[0]))
+            order = sorted(hosts, key=lambda r: (-state.free(r), state.price(r), r))
         else:
-            pos, r, route, cap = scored[0]
-        rest.remove(r)
-        chain.append(r)
-        routes.append(route)
-        cum.append(cum[-1] + hosts[r])
-        ks = [li[(u, v)] for u, v in zip(route, route[1:])]
-        sh = shared[-1] or any(k in seen for k in ks)
-        seen.update(ks)
-        shared.append(sh)
-    return chain, routes, cum, shared
+            order = sorted(hosts, key=lambda r: (state.price(r), r))
+        self.chain = order[:1]
+        self.cum = [hosts[order[0]]] if order else []
+        self.routes: list[tuple[str, ...]] = []
+        self.shared = [False] if order else []
+        self.seen: set[int] = set()
+        self.rest = list(order[1:])
+        self.stuck = not order
+
+    def grow_to(self, S: int) -> None:
+        state, inst = self.state, self.state.inst
+        li = inst.link_index
+        while not self.stuck and self.cum[-1] < S:
+            if not self.rest:
+                self.stuck = True
+                break
+            tail = self.chain[-1]
+            scored = []
+            for pos, r in enumerate(self.rest):
+                route = _hop_route(inst, tail, r, self.via)
+                if route is None:
+                    continue
+                cap = min(state.free_gbps(li[(u, v)]) - 0.0 for u, v in zip(route, route[1:]))
+                if cap <= MIN_GBPS:
+                    continue
+                scored.append((pos, r, route, cap))
+            if not scored:
+                self.stuck = True
+                break
+            if self.by_capacity:
+                pos, r, route, cap = min(scored, key=lambda s: (-state.free(s[1]), -s[3], s[0]))
+            else:
+                pos, r, route, cap = scored[0]
+            self.rest.remove(r)
+            self.chain.append(r)
+            self.routes.append(route)
+            self.cum.append(self.cum[-1] + self.hosts[r])
+            ks = [li[(u, v)] for u, v in zip(route, route[1:])]
+            self.shared.append(self.shared[-1] or any(k in self.seen for k in ks))
+            self.seen.update(ks)
 
 
 def _hop_route(inst: Instance, u: str, v: str, via: str) -> tuple[str, ...] | None:

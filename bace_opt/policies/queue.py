@@ -296,10 +296,12 @@ class QueueSession:
             if need > free_total:
                 plan = None
             else:
-                if snap_v != self.version:
+                # a skipping policy asks fits() (== place() is not None, cheaper where it fails: no pricing,
+                # shared growths) first for a job one region cannot hold, the kind that often does not fit
+                ask = not block and job.stages > self.group_of[job.name].T
+                if ask and snap_v != self.version:
                     snap, snap_v = res.freeze(), self.version
-                # fits() == (place() is not None), and is cheaper where it fails (no pricing, group bounds)
-                plan = self._place(job, res) if self._fits(job, snap) else None
+                plan = self._place(job, res) if not ask or self._fits(job, snap) else None
             if plan is None:
                 if block and not self.pol.never_fits(job, state):
                     break
