@@ -29,10 +29,10 @@ log = logging.getLogger(__name__)
 COLUMNS = [
     "run_id", "suite", "instance", "family", "size", "seed", "method", "options", "status", "feasible",
     "objective", "bound", "gap", "jobs", "jobs_done", "jobs_blocked", "avg_jct_s", "total_electricity_usd",
-    "total_egress_usd", "total_cost_usd", "p1_cost_usd", "total_run_s", "makespan_s", "nodes", "extra",
-    "build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit", "error",
+    "total_egress_usd", "total_cost_usd", "p1_cost_usd", "p1_own_set_cost_usd", "p1_own_set_status", "total_run_s", "makespan_s", "nodes", "extra",
+    "build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit", "error", "decision_s",
 ]
-VOLATILE_COLUMNS = {"build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit"}
+VOLATILE_COLUMNS = {"build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit", "decision_s"}
 DETERMINISTIC_COLUMNS = [c for c in COLUMNS if c not in VOLATILE_COLUMNS]
 
 
