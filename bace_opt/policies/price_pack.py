@@ -1,0 +1,287 @@
+"""Price-pack: price-aware chain enumeration, long jobs packed first into cheap GPUs, local search over the
+packing order.  A heuristic for P1's objective (most jobs started, then least cost) with BACE-Pipe's
+interface and online use (``decide(now, queue, state)``, ``place(job, state)``).
+
+Why (benchmarks/README.md, "Where BACE-Pipe fails"): BACE-Pipe's gap to the proven P1 optimum is almost all
+*placement* (its selection gap is ~0): its shortest-first order hands the cheapest GPUs to the shortest jobs,
+while a stage's cost is price x run time, so the cheap GPUs are worth most to the *longest* jobs; and its chain
+grows toward bandwidth, not price.  Three parts, each an option (the ablation switches one off):
+
+``chains="enum"`` (off: ``"bace"``, BACE-Pipe's own pathfinder + cost-min allocator)
+    The cheapest placement of one job on the residual resources, searched over region sets.  For a fixed set
+    of regions the run time R = N ((m + S - 1) tau + 2 sum_i L_i / 1000) does not depend on the stage split
+    (each hop reserves b_j, so c_i = tau), so the cost sum_r n_r rho_r R (rho_r: USD per stage-second at the
+    price at ``now``) is least with one stage per region and the rest cheapest-first (exact for the set).
+    Sets of up to ``max_regions`` hosting regions with room for S_j stages are taken in ascending order of
+    the zero-latency lower bound sum_r n_r rho_r N (m + S - 1) tau; for each, every chain order (up to
+    reversal) whose hops carry b_j (a direct link, or with ``via="routes"`` the lowest-latency of
+    ``k_routes`` routes with room) is tried, the one with least latency kept; the search stops when the
+    next lower bound is no better than the best cost found (so it is exact over sets of <= max_regions
+    regions).  Egress is added where the instance's objective counts it.
+``order="cost"`` (off: ``"priority"``, BACE-Pipe's priority order)
+    Jobs are packed in descending order of their cost weight N (m + S - 1) t_j g_j (the price-free run cost
+    of one stage): the jobs that pay most per GPU-second get the cheapest GPUs first.
+``search=True`` (off: ``False``)
+    Local search over the packing order: an order is evaluated by packing its jobs one by one (a job that
+    does not fit is skipped), scored lexicographically (jobs started, then cost); starting orders are the
+    cost order, BACE-Pipe's priority order, smallest-first (most jobs) and BACE-Pipe's own started set
+    first; then first-improvement over pair swaps and moves-to-front, at most ``max_evals`` packings (a
+    deterministic budget, not a clock).  Prefixes are cached, so a move re-packs only the jobs after it.
+
+Whatever it finds, the decision never starts fewer jobs than BACE-Pipe's on the same state: BACE-Pipe's own
+decision is a candidate and wins when the search starts fewer.  Costs compared here are estimates at the
+prices of ``now`` (P1's reading); every figure reported is priced by the evaluator.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Sequence
+
+from .. import formulas as F
+from ..instance import Instance, Job
+from ..schedule import Block, Hop, JobPlan
+from .base import BW_TOL, ClusterState, Residual
+from .bace_pipe import BacePipe, OrderedPolicy, _hosts, _route_latency_ms, plan_cost, resolve_via
+
+CHAINS = ("enum", "bace")
+ORDERS = ("cost", "priority")
+
+
+class PricePack(OrderedPolicy):
+    """See the module doc for every option."""
+
+    def __init__(self, name: str = "price-pack", chains: str = "enum", order: str = "cost", search: bool = True,
+                 max_regions: int = 4, max_evals: int = 150, via: str = "auto", k_routes: int = 4):
+        if chains not in CHAINS:
+            raise ValueError(f"chains must be one of {CHAINS}, got {chains!r}")
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+        if not (isinstance(max_regions, int) and max_regions >= 1):
+            raise ValueError(f"max_regions must be an integer >= 1, got {max_regions!r}")
+        if not (isinstance(max_evals, int) and max_evals >= 0):
+            raise ValueError(f"max_evals must be an integer >= 0, got {max_evals!r}")
+        super().__init__(name, order="priority", hol="skip")
+        self.options = {"chains": chains, "order": order, "search": bool(search), "max_regions": max_regions,
+                        "max_evals": max_evals, "via": via, "k_routes": k_routes}
+        self.chains, self.pack_order, self.search = chains, order, bool(search)
+        self.max_regions, self.max_evals, self.via, self.k_routes = max_regions, max_evals, via, k_routes
+        self._bace = BacePipe(via=via, k_routes=k_routes)
+
+    # ------------------------------------------------------------------ one job
+    def place(self, job: Job, state: ClusterState) -> JobPlan | None:
+        if self.chains == "bace":
+            return self._bace.place(job, state)
+        return cheapest_placement(job, state, self.max_regions, self.via, self.k_routes)
+
+    # ------------------------------------------------------------------ one decision
+    def decide(self, now: float, queue: Sequence[Job], state: ClusterState) -> list[JobPlan]:
+        if not queue:
+            return []
+        inst = state.inst
+        base = self._bace.decide(now, queue, state)
+        packer = _Packer(self, state, queue)
+        starts = [self.initial_order(queue, state)]
+        if self.search:
+            starts += [self._bace.ordered(queue, state),
+                       sorted(queue, key=lambda j: (j.stages * j.gpus_per_stage, -cost_weight(j), inst.job_index[j.name])),
+                       _set_first(queue, {p.name for p in base}, state)]
+        best = None
+        for order in starts:
+            names = tuple(j.name for j in order)
+            sc = packer.score(names)
+            if best is None or sc < best[0]:
+                best = (sc, names)
+        if self.search:
+            best = packer.improve(best)
+        (neg_n, cost), names = best
+        plans = packer.plans(names)
+        base_cost = sum(plan_cost(inst, inst.job(p.name), p)[0] for p in base)
+        if _better((-len(base), base_cost), (-len(plans), cost)):
+            return list(base)          # never fewer jobs (nor a dearer decision) than BACE-Pipe's
+        return plans
+
+    def initial_order(self, queue: Sequence[Job], state: ClusterState) -> list[Job]:
+        if self.pack_order == "priority":
+            return self._bace.ordered(queue, state)
+        idx = state.inst.job_index
+        return sorted(queue, key=lambda j: (-cost_weight(j), idx[j.name]))
+
+
+def cost_weight(job: Job) -> float:
+    """N (m + S - 1) t_j g_j: seconds of one stage's GPUs over the run on the reference GPU (price-free)."""
+    return job.iterations * (job.microbatches + job.stages - 1) * job.stage_time_s * job.gpus_per_stage
+
+
+def _set_first(queue, names, state):
+    idx = state.inst.job_index
+    return sorted(queue, key=lambda j: (j.name not in names, -cost_weight(j), idx[j.name]))
+
+
+class _Packer:
+    """Packs orders of jobs on copies of one state; caches every prefix's residual, plans and cost."""
+
+    def __init__(self, pol: PricePack, state: ClusterState, queue: Sequence[Job]):
+        self.pol, self.state = pol, state
+        self.jobs = {j.name: j for j in queue}
+        self.cache: dict[tuple, tuple] = {(): (state.copy(), (), 0.0)}
+        self.evals = 0
+
+    def _prefix(self, names: tuple) -> tuple[Residual, tuple, float]:
+        hit = self.cache.get(names)
+        if hit is not None:
+            return hit
+        res, plans, cost = self._prefix(names[:-1])
+        job = self.jobs[names[-1]]
+        plan = self.pol.place(job, res)
+        if plan is not None:
+            res = res.copy()
+            res.commit(job, plan)
+            plans = plans + (plan,)
+            cost = cost + plan_cost(self.state.inst, job, plan)[0]
+        out = (res, plans, cost)
+        self.cache[names] = out
+        return out
+
+    def score(self, names: tuple) -> tuple[int, float]:
+        self.evals += 1
+        _, plans, cost = self._prefix(names)
+        return (-len(plans), cost)
+
+    def plans(self, names: tuple) -> list[JobPlan]:
+        return list(self._prefix(names)[1])
+
+    def improve(self, best):
+        """First-improvement over pair swaps and moves-to-front, within ``max_evals`` packings."""
+        sc, names = best
+        n = len(names)
+        improved = True
+        while improved and self.evals < self.pol.max_evals:
+            improved = False
+            for i, k in itertools.combinations(range(n), 2):
+                if self.evals >= self.pol.max_evals:
+                    break
+                for cand in (_swap(names, i, k), names[:i] + (names[k],) + names[i:k] + names[k + 1:]):
+                    c = self.score(cand)
+                    if _better(c, sc):
+                        sc, names, improved = c, cand, True
+                        break
+                if improved:
+                    break
+        return sc, names
+
+
+def _better(a: tuple[int, float], b: tuple[int, float]) -> bool:
+    """(-jobs, cost) ``a`` strictly better than ``b`` (cost beyond a relative 1e-12)."""
+    return a[0] < b[0] or (a[0] == b[0] and a[1] < b[1] - 1e-12 * max(1.0, abs(b[1])))
+
+
+def _swap(t: tuple, i: int, k: int) -> tuple:
+    lst = list(t)
+    lst[i], lst[k] = lst[k], lst[i]
+    return tuple(lst)
+
+
+# ---------------------------------------------------------------------- cheapest placement of one job
+
+def cheapest_placement(job: Job, state: ClusterState, max_regions: int = 4, via: str = "auto",
+                       k_routes: int = 4) -> JobPlan | None:
+    """The least-cost placement of ``job`` on ``state`` over chains of <= ``max_regions`` regions whose hops
+    carry b_j (see the module doc; prices at ``state.now``).  None if there is none."""
+    inst = state.inst
+    via = resolve_via(inst, via)
+    hosts = _hosts(job, state)
+    S = job.stages
+    if sum(hosts.values()) < S:
+        return None
+    rate = {r: _stage_rate(inst, job, r, state) for r in hosts}
+    speed = inst.speed
+    N, span = job.iterations, job.microbatches + job.stages - 1
+    cands = []
+    names = sorted(hosts, key=lambda r: (rate[r], r))
+    for k in range(1, min(max_regions, S, len(names)) + 1):
+        for sub in itertools.combinations(names, k):          # each sub is in ascending rate
+            cap = [min(hosts[r], S) for r in sub]
+            if sum(cap) < S:
+                continue
+            n = [1] * k
+            left = S - k
+            for i in range(k):
+                add = min(cap[i] - 1, left)
+                n[i] += add
+                left -= add
+            tau = max(job.stage_time_s / speed[r] for r in sub)
+            per_s = sum(ni * rate[r] for ni, r in zip(n, sub))     # USD per second of run
+            lb = per_s * N * span * tau
+            cands.append((lb, k, sub, tuple(n), tau, per_s))
+    cands.sort(key=lambda c: (c[0], c[1], c[2]))
+    best = None
+    egress = inst.objective.egress
+    for lb, k, sub, n, tau, per_s in cands:
+        if best is not None and lb >= best[0][0] - 1e-12 * max(1.0, best[0][0]):
+            break
+        b = F.demand_gbps(job, tau)
+        chain = _best_order(inst, state, sub, b, via, k_routes)
+        if chain is None:
+            continue
+        order, routes, lat = chain
+        run = N * (span * tau + 2.0 * lat / 1000.0)
+        cost = per_s * run
+        if egress:
+            cost += F.egress_usd(job, [inst.route(r).egress_usd_per_gb for r in routes])
+        key = (cost, run, k, sub)
+        if best is None or key < best[0]:
+            alloc = dict(zip(sub, n))
+            best = (key, order, routes, alloc, b)
+    if best is None:
+        return None
+    _, order, routes, alloc, b = best
+    return JobPlan(job.name, "done", float(state.now), tuple(Block(r, alloc[r]) for r in order),
+                   tuple(Hop(rt, b) for rt in routes))
+
+
+def _stage_rate(inst: Instance, job: Job, region: str, state: ClusterState) -> float:
+    """USD per second of run time of one stage of ``job`` in ``region`` at the price at ``state.now``."""
+    reg = inst.region(region)
+    return job.gpus_per_stage * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0 * state.price(region) / 3600.0
+
+
+def _best_order(inst, state, sub, b, via, k_routes):
+    """The least-latency order of the regions ``sub`` whose hops carry ``b`` (up to reversal): (order,
+    routes, latency_ms), or None.  Egress, where counted, is added to the cost of the order found."""
+    if len(sub) == 1:
+        return (sub, (), 0.0)
+    li = inst.link_index
+    best = None
+    for perm in itertools.permutations(sub):
+        if perm[0] > perm[-1]:
+            continue                       # a chain and its reverse cost the same
+        used: dict[int, float] = {}
+        routes, lat, ok = [], 0.0, True
+        for u, v in zip(perm, perm[1:]):
+            if via == "links":
+                kk = li.get((u, v))
+                if kk is None or state.free_gbps(kk) < b * (1 - BW_TOL):
+                    ok = False
+                    break
+                routes.append((u, v))
+                lat += _route_latency_ms(inst, (u, v))
+            else:
+                found = None
+                for rt in inst.routes(u, v, k_routes):
+                    if min(state.free_gbps(e) - used.get(e, 0.0) for e in rt.links) >= b * (1 - BW_TOL):
+                        found = rt
+                        break
+                if found is None:
+                    ok = False
+                    break
+                for e in found.links:
+                    used[e] = used.get(e, 0.0) + b
+                routes.append(found.regions)
+                lat += found.latency_ms
+            if best is not None and lat >= best[2]:
+                ok = False
+                break
+        if ok and (best is None or lat < best[2]):
+            best = (perm, tuple(routes), lat)
+    return best
