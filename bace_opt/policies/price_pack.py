@@ -34,6 +34,7 @@ prices of ``now`` (P1's reading); every figure reported is priced by the evaluat
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from typing import Sequence
@@ -52,7 +53,7 @@ class PricePack(OrderedPolicy):
     """See the module doc for every option."""
 
     def __init__(self, name: str = "price-pack", chains: str = "enum", order: str = "cost", search: bool = True,
-                 max_regions: int = 4, max_evals: int = 150, via: str = "auto", k_routes: int = 4):
+                 max_regions: int = 4, max_evals: int = 20, via: str = "auto", k_routes: int = 4):
         if chains not in CHAINS:
             raise ValueError(f"chains must be one of {CHAINS}, got {chains!r}")
         if order not in ORDERS:
@@ -69,10 +70,10 @@ class PricePack(OrderedPolicy):
         self._bace = BacePipe(via=via, k_routes=k_routes)
 
     # ------------------------------------------------------------------ one job
-    def place(self, job: Job, state: ClusterState) -> JobPlan | None:
+    def place(self, job: Job, state: ClusterState, rates: dict[str, float] | None = None) -> JobPlan | None:
         if self.chains == "bace":
             return self._bace.place(job, state)
-        return cheapest_placement(job, state, self.max_regions, self.via, self.k_routes)
+        return cheapest_placement(job, state, self.max_regions, self.via, self.k_routes, rates)
 
     # ------------------------------------------------------------------ one decision
     def decide(self, now: float, queue: Sequence[Job], state: ClusterState) -> list[JobPlan]:
@@ -125,6 +126,7 @@ class _Packer:
         self.pol, self.state = pol, state
         self.jobs = {j.name: j for j in queue}
         self.cache: dict[tuple, tuple] = {(): (state.copy(), (), 0.0)}
+        self.rates = {j.name: stage_rates(j, state) for j in queue}
         self.evals = 0
 
     def _prefix(self, names: tuple) -> tuple[Residual, tuple, float]:
@@ -133,7 +135,7 @@ class _Packer:
             return hit
         res, plans, cost = self._prefix(names[:-1])
         job = self.jobs[names[-1]]
-        plan = self.pol.place(job, res)
+        plan = self.pol.place(job, res, self.rates[job.name])
         if plan is not None:
             res = res.copy()
             res.commit(job, plan)
@@ -185,41 +187,50 @@ def _swap(t: tuple, i: int, k: int) -> tuple:
 # ---------------------------------------------------------------------- cheapest placement of one job
 
 def cheapest_placement(job: Job, state: ClusterState, max_regions: int = 4, via: str = "auto",
-                       k_routes: int = 4) -> JobPlan | None:
+                       k_routes: int = 4, rates: dict[str, float] | None = None) -> JobPlan | None:
     """The least-cost placement of ``job`` on ``state`` over chains of <= ``max_regions`` regions whose hops
-    carry b_j (see the module doc; prices at ``state.now``).  None if there is none."""
+    carry b_j (see the module doc; prices at ``state.now``).  None if there is none.  ``rates``: the job's
+    ``stage_rates`` at ``state.now`` when the caller has them."""
     inst = state.inst
     via = resolve_via(inst, via)
     hosts = _hosts(job, state)
     S = job.stages
     if sum(hosts.values()) < S:
         return None
-    rate = {r: _stage_rate(inst, job, r, state) for r in hosts}
+    rate = rates if rates is not None else stage_rates(job, state)
     speed = inst.speed
     N, span = job.iterations, job.microbatches + job.stages - 1
-    cands = []
     names = sorted(hosts, key=lambda r: (rate[r], r))
+    caps = [min(hosts[r], S) for r in names]
+    rts = [rate[r] for r in names]
+    taus = [job.stage_time_s / speed[r] for r in names]
+    one_tau = taus[0] if min(taus) == max(taus) else None
+    scale = N * span
+    cands = []
     for k in range(1, min(max_regions, S, len(names)) + 1):
-        for sub in itertools.combinations(names, k):          # each sub is in ascending rate
-            cap = [min(hosts[r], S) for r in sub]
-            if sum(cap) < S:
+        for sub in _index_sets(len(names), k):          # index tuples ascending: regions in ascending rate
+            tot = 0
+            for i in sub:
+                tot += caps[i]
+            if tot < S:
                 continue
-            n = [1] * k
             left = S - k
-            for i in range(k):
-                add = min(cap[i] - 1, left)
-                n[i] += add
+            per_s = 0.0
+            n = []
+            for i in sub:                              # one stage each, the rest cheapest-first
+                add = caps[i] - 1 if caps[i] - 1 < left else left
                 left -= add
-            tau = max(job.stage_time_s / speed[r] for r in sub)
-            per_s = sum(ni * rate[r] for ni, r in zip(n, sub))     # USD per second of run
-            lb = per_s * N * span * tau
-            cands.append((lb, k, sub, tuple(n), tau, per_s))
+                n.append(1 + add)
+                per_s += (1 + add) * rts[i]
+            tau = one_tau if one_tau is not None else max(taus[i] for i in sub)
+            cands.append((per_s * scale * tau, k, sub, tuple(n), tau, per_s))
     cands.sort(key=lambda c: (c[0], c[1], c[2]))
     best = None
     egress = inst.objective.egress
-    for lb, k, sub, n, tau, per_s in cands:
+    for lb, k, isub, n, tau, per_s in cands:
         if best is not None and lb >= best[0][0] - 1e-12 * max(1.0, best[0][0]):
             break
+        sub = tuple(names[i] for i in isub)
         b = F.demand_gbps(job, tau)
         chain = _best_order(inst, state, sub, b, via, k_routes)
         if chain is None:
@@ -240,10 +251,16 @@ def cheapest_placement(job: Job, state: ClusterState, max_regions: int = 4, via:
                    tuple(Hop(rt, b) for rt in routes))
 
 
-def _stage_rate(inst: Instance, job: Job, region: str, state: ClusterState) -> float:
-    """USD per second of run time of one stage of ``job`` in ``region`` at the price at ``state.now``."""
-    reg = inst.region(region)
-    return job.gpus_per_stage * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0 * state.price(region) / 3600.0
+@functools.lru_cache(maxsize=256)
+def _index_sets(n: int, k: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(itertools.combinations(range(n), k))
+
+
+def stage_rates(job: Job, state: ClusterState) -> dict[str, float]:
+    """USD per second of run time of one stage of ``job`` in each region, at the prices at ``state.now``."""
+    inst = state.inst
+    return {reg.name: job.gpus_per_stage * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0
+            * state.price(reg.name) / 3600.0 for reg in inst.regions}
 
 
 def _best_order(inst, state, sub, b, via, k_routes):
