@@ -53,7 +53,8 @@ class PricePack(OrderedPolicy):
     """See the module doc for every option."""
 
     def __init__(self, name: str = "price-pack", chains: str = "enum", order: str = "cost", search: bool = True,
-                 max_regions: int = 4, max_evals: int = 20, via: str = "auto", k_routes: int = 4):
+                 max_regions: int = 4, max_evals: int = 20, via: str = "auto", k_routes: int = 4, seed: int = 0):
+        """``seed`` is accepted for the simulator's uniform call and unused: every choice is deterministic."""
         if chains not in CHAINS:
             raise ValueError(f"chains must be one of {CHAINS}, got {chains!r}")
         if order not in ORDERS:
