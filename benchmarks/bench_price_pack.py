@@ -3,7 +3,7 @@
 Instance sets, each with a *proven* P1 optimum read from committed result files (nothing re-solved here):
 
 * gap small: random 3r-3j, 3r-4j, 4r-4j, 4r-6j (seeds 1-5), optimum = the ``p1:highs`` rows of
-  ``results/gap-split/gap-small.csv`` (status optimal);
+  ``results/gap-small.csv`` (status optimal);
 * gap medium: random 6r-8j, 6r-12j and paper 6r-8j (seeds 1-3), optimum = ``results/gap-medium.csv``;
 * adversarial: every proven candidate of the BACE-Pipe search ``results/adversary/bace-pipe-random-tpe``
   (random family, 4 regions, 6 jobs), optimum = the candidate's recorded proven optimum; and the search run
@@ -65,7 +65,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args(argv)
     load0 = os.getloadavg()
-    sets = [gap_suite_instances(RES / "gap-split" / "gap-small.csv", "gap small"),
+    sets = [gap_suite_instances(RES / "gap-small.csv", "gap small"),
             gap_suite_instances(RES / "gap-medium.csv", "gap medium"),
             adversarial_instances(RES / "adversary" / "bace-pipe-random-tpe", "adversarial (vs bace-pipe)"),
             adversarial_instances(RES / "adversary" / "price-pack-random-tpe", "adversarial (vs price-pack)")]
