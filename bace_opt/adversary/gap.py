@@ -47,12 +47,13 @@ def heuristic_epoch(inst: Instance, policy: str, **options: Any) -> Schedule:
     pol = get_policy(policy, **options)
     queue = [j for j in inst.jobs if j.arrival_s <= t0]
     state = ClusterState.empty(inst, t0)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     plans = list(pol.decide(t0, queue, state))
-    decision_s = time.perf_counter() - t
+    decision_s, decision_cpu_s = time.perf_counter() - t, time.process_time() - c
     started = {p.name for p in plans}
     plans += [JobPlan(j.name, "blocked") for j in inst.jobs if j.name not in started]
-    return make_schedule(inst, plans, method=f"p1-heur:{policy}", meta={"t0_s": t0, "decision_s": decision_s})
+    return make_schedule(inst, plans, method=f"p1-heur:{policy}",
+                         meta={"t0_s": t0, "decision_s": decision_s, "decision_cpu_s": decision_cpu_s})
 
 
 def p1_cost(inst: Instance, sched: Schedule, t0: float) -> float:

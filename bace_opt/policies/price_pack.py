@@ -34,7 +34,6 @@ prices of ``now`` (P1's reading); every figure reported is priced by the evaluat
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from typing import Sequence
@@ -128,6 +127,7 @@ class _Packer:
         self.jobs = {j.name: j for j in queue}
         self.cache: dict[tuple, tuple] = {(): (state.copy(), (), 0.0)}
         self.rates = {j.name: stage_rates(j, state) for j in queue}
+        self.first: dict[str, JobPlan | None] = {}
         self.evals = 0
 
     def _prefix(self, names: tuple) -> tuple[Residual, tuple, float]:
@@ -136,7 +136,7 @@ class _Packer:
             return hit
         res, plans, cost = self._prefix(names[:-1])
         job = self.jobs[names[-1]]
-        plan = self.pol.place(job, res, self.rates[job.name])
+        plan = self._place(job, res)
         if plan is not None:
             res = res.copy()
             res.commit(job, plan)
@@ -145,6 +145,20 @@ class _Packer:
         out = (res, plans, cost)
         self.cache[names] = out
         return out
+
+    def _place(self, job: Job, res: Residual) -> JobPlan | None:
+        """The job's placement on ``res``.  Every residual here has at most the decision state's free GPUs
+        and bandwidth, and a plan's cost does not depend on the state, so the job's best plan on the decision
+        state is still best on ``res`` whenever it fits there (and a job with no plan there has none here):
+        only when it does not fit is the search run again."""
+        first = self.first.get(job.name, False)
+        if first is False:
+            first = self.first[job.name] = self.pol.place(job, self.state, self.rates[job.name])
+        if first is None:
+            return None
+        if res.fits(job, first) is None:
+            return first
+        return self.pol.place(job, res, self.rates[job.name])
 
     def score(self, names: tuple) -> tuple[int, float]:
         self.evals += 1
@@ -205,56 +219,65 @@ def cheapest_placement(job: Job, state: ClusterState, max_regions: int = 4, via:
     caps = [min(hosts[r], S) for r in names]
     rts = [rate[r] for r in names]
     taus = [job.stage_time_s / speed[r] for r in names]
-    one_tau = taus[0] if min(taus) == max(taus) else None
     scale = N * span
-    cands = []
-    for k in range(1, min(max_regions, S, len(names)) + 1):
-        for sub in _index_sets(len(names), k):          # index tuples ascending: regions in ascending rate
-            tot = 0
-            for i in sub:
-                tot += caps[i]
-            if tot < S:
-                continue
-            left = S - k
-            per_s = 0.0
-            n = []
-            for i in sub:                              # one stage each, the rest cheapest-first
-                add = caps[i] - 1 if caps[i] - 1 < left else left
-                left -= add
-                n.append(1 + add)
-                per_s += (1 + add) * rts[i]
-            tau = one_tau if one_tau is not None else max(taus[i] for i in sub)
-            cands.append((per_s * scale * tau, k, sub, tuple(n), tau, per_s))
-    cands.sort(key=lambda c: (c[0], c[1], c[2]))
-    best = None
+    tau_lo = min(taus)
+    kmax = min(max_regions, S, len(names))
     egress = inst.objective.egress
-    for lb, k, isub, n, tau, per_s in cands:
-        if best is not None and lb >= best[0][0] - 1e-12 * max(1.0, best[0][0]):
-            break
-        sub = tuple(names[i] for i in isub)
+    best = None          # ((cost, run, k, regions), order, routes, alloc, b)
+
+    def bound() -> float:
+        return best[0][0] - 1e-12 * max(1.0, best[0][0]) if best is not None else math.inf
+
+    def evaluate(sub: tuple[int, ...]):
+        nonlocal best
+        k = len(sub)
+        left = S - k
+        per_s = 0.0
+        n = []
+        for i in sub:                                  # one stage each, the rest cheapest-first
+            add = caps[i] - 1 if caps[i] - 1 < left else left
+            left -= add
+            n.append(1 + add)
+            per_s += (1 + add) * rts[i]
+        tau = max(taus[i] for i in sub)
+        if per_s * scale * tau >= bound():
+            return
+        regs = tuple(names[i] for i in sub)
         b = F.demand_gbps(job, tau)
-        chain = _best_order(inst, state, sub, b, via, k_routes)
+        chain = _best_order(inst, state, regs, b, via, k_routes)
         if chain is None:
-            continue
+            return
         order, routes, lat = chain
         run = N * (span * tau + 2.0 * lat / 1000.0)
         cost = per_s * run
         if egress:
             cost += F.egress_usd(job, [inst.route(r).egress_usd_per_gb for r in routes])
-        key = (cost, run, k, sub)
+        key = (cost, run, k, regs)
         if best is None or key < best[0]:
-            alloc = dict(zip(sub, n))
-            best = (key, order, routes, alloc, b)
+            best = (key, order, routes, dict(zip(regs, n)), b)
+
+    def grow(chosen: tuple[int, ...], filled: int, fill_cost: float):
+        """Extend ``chosen`` (indexes in ascending rate) by more expensive regions.  Bound for ``chosen + (i,)``
+        and every extension: the cheapest-first fill of S stages over chosen's and i's capacity, the rest at
+        rate i (every later region is dearer), at the fastest stage time; it grows with i, so the first i
+        whose bound reaches the best cost ends the loop."""
+        for i in range(chosen[-1] + 1 if chosen else 0, len(names)):
+            take = min(caps[i], S - filled)
+            lb = (fill_cost + take * rts[i] + (S - filled - take) * rts[i]) * scale * tau_lo
+            if lb >= bound():
+                break
+            sub = chosen + (i,)
+            if filled + take >= S:
+                evaluate(sub)
+            if len(sub) < kmax:
+                grow(sub, filled + take, fill_cost + take * rts[i])
+
+    grow((), 0, 0.0)
     if best is None:
         return None
     _, order, routes, alloc, b = best
     return JobPlan(job.name, "done", float(state.now), tuple(Block(r, alloc[r]) for r in order),
                    tuple(Hop(rt, b) for rt in routes))
-
-
-@functools.lru_cache(maxsize=256)
-def _index_sets(n: int, k: int) -> tuple[tuple[int, ...], ...]:
-    return tuple(itertools.combinations(range(n), k))
 
 
 def stage_rates(job: Job, state: ClusterState) -> dict[str, float]:
