@@ -24,9 +24,11 @@ grows toward bandwidth, not price.  Three parts, each an option (the ablation sw
 ``search=True`` (off: ``False``)
     Local search over the packing order: an order is evaluated by packing its jobs one by one (a job that
     does not fit is skipped), scored lexicographically (jobs started, then cost); starting orders are the
-    cost order, BACE-Pipe's priority order, smallest-first (most jobs) and BACE-Pipe's own started set
-    first; then first-improvement over pair swaps and moves-to-front, at most ``max_evals`` packings (a
-    deterministic budget, not a clock).  Prefixes are cached, so a move re-packs only the jobs after it.
+    cost order, BACE-Pipe's priority order, BACE-Pipe's own started set first (cost order inside),
+    smallest-and-cheapest first (most jobs, cheapest set: ascending GPUs, then cost weight), and that order's
+    started set re-packed in cost order (select, then pack); then first-improvement over pair swaps and
+    moves-to-front, at most ``max_evals`` packings (a deterministic budget, not a clock; the starting orders
+    count).  Prefixes are cached, so a move re-packs only the jobs after it.
 
 Whatever it finds, the decision never starts fewer jobs than BACE-Pipe's on the same state: BACE-Pipe's own
 decision is a candidate and wins when the search starts fewer.  Costs compared here are estimates at the
@@ -84,14 +86,18 @@ class PricePack(OrderedPolicy):
         packer = _Packer(self, state, queue)
         starts = [self.initial_order(queue, state)]
         if self.search:
-            starts += [self._bace.ordered(queue, state),
-                       sorted(queue, key=lambda j: (j.stages * j.gpus_per_stage, -cost_weight(j), inst.job_index[j.name])),
-                       _set_first(queue, {p.name for p in base}, state)]
+            starts += [self._bace.ordered(queue, state), _set_first(queue, {p.name for p in base}, state)]
+        if self.search:
+            # select, then pack: the set the smallest-and-cheapest-first packing starts, re-packed long jobs
+            # first (the selection of the most jobs at least cost, then the cheap GPUs to the long jobs)
+            small = sorted(queue, key=lambda j: (j.stages * j.gpus_per_stage, cost_weight(j), inst.job_index[j.name]))
+            chosen = {p.name for p in packer.plans(tuple(j.name for j in small))}
+            starts += [small, _set_first(queue, chosen, state)]
         best = None
         for order in starts:
             names = tuple(j.name for j in order)
             sc = packer.score(names)
-            if best is None or sc < best[0]:
+            if best is None or _better(sc, best[0]):
                 best = (sc, names)
         if self.search:
             best = packer.improve(best)
