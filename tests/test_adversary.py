@@ -117,3 +117,15 @@ def test_cli_bad_input_is_one_message(cli, tmp_path):
     assert not (tmp_path / "x").exists()
     r = cli("adversary", "--budget", "0", "-o", tmp_path / "y")
     assert r.returncode == 2 and "budget" in r.stderr
+
+
+def test_two_searches_never_share_a_directory(tmp_path):
+    from bace_opt.adversary.search import _lock, run_adversary
+    (tmp_path / "a").mkdir()
+    held = _lock(tmp_path / "a")
+    try:
+        with pytest.raises(InputError, match="another search"):
+            run_adversary(_cfg(tmp_path), tmp_path / "a", budget=1)
+    finally:
+        held.close()
+    assert not (tmp_path / "a" / "trials.jsonl").exists()

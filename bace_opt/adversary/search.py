@@ -206,6 +206,28 @@ def run_adversary(config: AdversaryConfig, out_dir, budget: int, *, workers: int
     if out.exists() and not out.is_dir():
         raise InputError(f"output: {out} exists and is not a directory")
     out.mkdir(parents=True, exist_ok=True)
+    lock = _lock(out)
+    try:
+        return _run_locked(config, out, budget, workers, dask_address, keep, on_record)
+    finally:
+        lock.close()
+
+
+def _lock(out: Path):
+    """An exclusive lock on ``out/.lock`` (released when the process ends, even if killed): two searches never
+    append to one directory."""
+    import fcntl
+    f = open(out / ".lock", "a")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise InputError(f"output: another search is running in {out}") from None
+    return f
+
+
+def _run_locked(config, out: Path, budget, workers, dask_address, keep, on_record) -> "AdversaryResult":
+    import optuna
     cfg_path = out / "config.json"
     if cfg_path.exists():
         try:
