@@ -39,7 +39,8 @@ log = logging.getLogger(__name__)
 
 def heuristic_epoch(inst: Instance, policy: str, **options: Any) -> Schedule:
     """One decision of ``policy`` at P1's decision time t0 (the latest arrival), every resource free; the jobs
-    it does not start are ``blocked``.  A priced Schedule; ``meta`` holds t0 and the decision time (s)."""
+    it does not start are ``not_started``.  A priced Schedule; ``meta`` holds t0 and the decision's wall and
+    CPU time (``decision_s``, ``decision_cpu_s``; CPU time is less sensitive to the load of a shared machine)."""
     from ..evaluate import make_schedule
     from ..policies import get_policy
     from ..policies.base import ClusterState
@@ -51,7 +52,7 @@ def heuristic_epoch(inst: Instance, policy: str, **options: Any) -> Schedule:
     plans = list(pol.decide(t0, queue, state))
     decision_s, decision_cpu_s = time.perf_counter() - t, time.process_time() - c
     started = {p.name for p in plans}
-    plans += [JobPlan(j.name, "blocked") for j in inst.jobs if j.name not in started]
+    plans += [JobPlan(j.name, "not_started") for j in inst.jobs if j.name not in started]
     return make_schedule(inst, plans, method=f"p1-heur:{policy}",
                          meta={"t0_s": t0, "decision_s": decision_s, "decision_cpu_s": decision_cpu_s})
 
