@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import BaceOptError
+from ..files import atomic_savefig
 from .model import PipelineModel
 from .schedules import Op, makespan
 
@@ -79,9 +80,7 @@ def draw_gantt(model: PipelineModel, ops: Sequence[Op], path, title: str | None 
     fig.tight_layout()
     path = Path(path)
     try:
-        fig.savefig(path, dpi=dpi)
-    except OSError as e:
-        raise BaceOptError(f"cannot write the Gantt chart to {str(path)!r}: {e}") from e
+        atomic_savefig(fig, path, dpi=dpi)
     finally:
         plt.close(fig)
     return path
