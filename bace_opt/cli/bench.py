@@ -32,10 +32,13 @@ def run(args) -> int:
         for name, (desc, _, sizes) in sorted(SUITES.items()):
             print(f"{name:10s} sizes: {', '.join(sizes):22s} {desc}")
         return 0 if args.list else 2
-    try:
-        specs = specs_for(args.suite, args.size)
-    except KeyError as e:
-        raise InputError(str(e.args[0])) from None
+    if args.no_run and args.suite in SUITES:
+        specs = []    # only the report: any size label names a results file
+    else:
+        try:
+            specs = specs_for(args.suite, args.size)
+        except KeyError as e:
+            raise InputError(str(e.args[0])) from None
     if not 1 <= args.workers <= 1024:
         raise InputError(f"--workers must be in 1..1024, got {args.workers}")
     if args.out:
