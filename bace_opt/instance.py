@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import networkx as nx
+import logging
 
 from . import _check as C
 from .errors import InputError
 
 SCHEMA = "bace-opt/instance/v1"
+log = logging.getLogger(__name__)
 
 # Bounds on magnitudes (docs/decisions.md, "Strict input"): far beyond any real instance, tight enough that no
 # figure derived from an accepted instance overflows, loses its run time to rounding (an arrival of 1e9 s
@@ -302,9 +304,23 @@ def _latency_weight(u, v, d):
 # ---------------------------------------------------------------------- loading and validation
 
 def load_instance(path) -> Instance:
-    """Load and validate an instance file; raises InputError listing every problem."""
+    """Load and validate an instance file; raises InputError listing every problem.  Logs a warning when
+    some electricity price is negative (see ``negative_price_regions``)."""
     data = C.read_json(path, "instance file")
-    return _parse(data, str(path))
+    inst = _parse(data, str(path))
+    neg = negative_price_regions(inst)
+    if neg:
+        log.warning("%s: negative electricity prices in region(s) %s: accepted (real day-ahead markets have "
+                    "them); cost is taken literally, so minimizing cost rewards energy used in those hours and "
+                    "a slower placement there costs less (docs/decisions.md, 'Negative prices')", path,
+                    ", ".join(neg))
+    return inst
+
+
+def negative_price_regions(inst: Instance) -> list[str]:
+    """Regions whose constant price or some hourly price is negative."""
+    return [r.name for r in inst.regions
+            if r.price_usd_per_kwh < 0 or (r.price_series is not None and min(r.price_series.usd_per_kwh) < 0)]
 
 
 def _parse(data: Any, source: str | None) -> Instance:
