@@ -44,7 +44,6 @@ def run(args) -> int:
         check_output(args.gantt, option="--gantt", suffixes=GANTT_SUFFIXES, inputs=(args.instance, args.schedule))
     if not 0 < args.forward_fraction < 1:
         raise InputError(f"--forward-fraction: must be in (0, 1), got {args.forward_fraction:g}")
-    check_range("--memory-limit", args.memory_limit, ge=1)
     check_range("--threads", args.threads, ge=1, le=1024)
     inst = load_instance(args.instance)
     sched = load_schedule(args.schedule)
@@ -58,6 +57,11 @@ def run(args) -> int:
     if entry.status != "done":
         raise InputError(f"job {args.job!r} has status {entry.status!r} in {args.schedule!r}: it has no placement "
                          f"to schedule (needs 'done')")
+    # the placement must pass the evaluator's own rule-1 checks (regions, stages, hops, routes, reservations)
+    from ..evaluate import check_plan
+    bad = check_plan(inst, entry.plan)
+    if bad:
+        raise InputError([f"{args.schedule}: {v.message} (rule {v.rule})" for v in bad])
     if args.time_limit is not None and not args.time_limit > 0:
         raise InputError(f"--time-limit must be > 0, got {args.time_limit}")
     opts = PipelineOptions(forward_fraction=args.forward_fraction, split_backward=args.split_backward,
