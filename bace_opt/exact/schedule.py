@@ -111,7 +111,11 @@ def _ceil_units(x: float, delta: float) -> int:
     """Smallest integer k with k * delta >= x (exact in floating point).  The corrections are bounded: where
     k * delta no longer resolves one unit (k beyond 2**52), the first estimate stands (harden, issue 10: an
     unbounded loop here hung on an arrival of 1e300 s)."""
-    k = math.ceil(x / delta)
+    q = x / delta
+    if not math.isfinite(q) or abs(q) > MAX_UNITS * 1e3:
+        raise InputError(f"time unit {delta:g} s is too small for {x:g} s (more than {MAX_UNITS} units); use a "
+                         f"larger time unit (--time-unit)")
+    k = math.ceil(q)
     for _ in range(4):
         if k * delta < x:
             k += 1
