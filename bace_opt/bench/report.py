@@ -24,7 +24,7 @@ def load(path) -> pd.DataFrame:
     version is migrated to the current columns, a line cut short is dropped)."""
     from .runner import COLUMNS, read_rows
     df = pd.DataFrame(read_rows(path), columns=COLUMNS).replace("", float("nan"))
-    df["seed"] = pd.to_numeric(df["seed"])
+    df["seed"] = pd.to_numeric(df["seed"], errors="coerce")   # a damaged cell is NaN, not a crash
     for c in ("objective", "bound", "gap", "avg_jct_s", "total_electricity_usd", "total_cost_usd", "p1_cost_usd",
               "total_run_s",
               "wall_s", "solve_s", "build_s", "jobs_done", "jobs_blocked", "nodes"):

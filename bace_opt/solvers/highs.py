@@ -64,6 +64,12 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
     try:
         opt.set_instance(model)            # creates the highspy object, so that its cancel can be armed
         opt._solver_model.HandleUserInterrupt = True
+        uc = opt.update_config             # the model was loaded just above: solve() need not rescan it
+        for flag in ("check_for_new_or_removed_constraints", "check_for_new_or_removed_vars",
+                     "check_for_new_or_removed_params", "check_for_new_objective", "update_constraints",
+                     "update_vars", "update_params", "update_named_expressions", "update_objective"):
+            if hasattr(uc, flag):
+                setattr(uc, flag, False)
         res = run_interruptible(lambda: opt.solve(model), lambda: _cancel(opt))
     except Exception as e:  # the back end failed: report, do not crash the caller
         return SolveResult(NAME, Termination.ERROR, message=f"HiGHS failed: {type(e).__name__}: {e}",
