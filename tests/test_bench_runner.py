@@ -156,3 +156,18 @@ def test_bench_no_run_on_a_fake_batch_file(tmp_path, capsys):
     out = tmp_path / "fake.csv"
     run_specs(bench_fake.specs(3), out, execute=bench_fake.execute_slow, progress=False)
     assert main(["bench", "--suite", "gap", "--size", "small", "-o", str(out), "--no-run"]) == 0
+
+
+def test_older_p1_rows_move_not_started_jobs_out_of_jobs_blocked(tmp_path):
+    from bace_opt.bench.runner import COLUMNS
+    old_cols = [c for c in COLUMNS if c not in ("jobs_not_started", "total_stall_s")]
+    p = tmp_path / "old.csv"
+    vals = {"p1:highs": "2", "p1-heur:lcf": "1", "sim:bace-pipe": "3"}
+    p.write_text(",".join(old_cols) + "\n" + "".join(
+        ",".join({"run_id": m, "method": m, "jobs_blocked": b}.get(c, "") for c in old_cols) + "\n"
+        for m, b in vals.items()))
+    rows = {r["run_id"]: r for r in read_rows(p)}
+    assert {m: (r["jobs_blocked"], r["jobs_not_started"]) for m, r in rows.items()} == {
+        "p1:highs": ("0", "2"), "p1-heur:lcf": ("0", "1"), "sim:bace-pipe": ("3", "0")}
+    assert rows["p1:highs"]["total_stall_s"] == ""
+    assert read_rows(p) == list(rows.values())    # migrated once, read the same afterwards
