@@ -38,7 +38,7 @@ def report(suite: str, path, markdown_path=None) -> str:
     df = load(path)
     if df.empty:
         return "(no rows)"
-    fn = {"gap": gap_report, "solvers": solvers_report, "paper": paper_report}.get(suite, generic_report)
+    fn = {"gap": gap_report, "solvers": solvers_report, "paper": paper_report, "optical": _optical}.get(suite, generic_report)
     plots_dir = Path(markdown_path).parent if markdown_path else None
     text = fn(df, plots_dir)
     errors = df[df["status"] == "error"]
@@ -247,6 +247,11 @@ def paper_report(df: pd.DataFrame, plots_dir=None) -> str:
         out.append("### Ablation (main setup; change against full BACE-Pipe)\n\n"
                    + _md(pd.DataFrame(abl).set_index("removed")))
     return "\n\n".join(out)
+
+
+def _optical(df: pd.DataFrame, plots_dir=None) -> str:
+    from ..optical.bench import optical_report
+    return optical_report(df, plots_dir)
 
 
 def generic_report(df: pd.DataFrame, plots_dir=None) -> str:
