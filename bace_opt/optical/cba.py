@@ -33,7 +33,7 @@ import logging
 import math
 import random
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..builders.profiles import MODELS, GPUS, ModelSpec, stage_time_s
 from ..errors import InputError
@@ -145,8 +145,7 @@ class CbaRun:
     mapping: tuple[str, ...]
     boundaries: tuple[tuple[int, str, str], ...]
     iterations: list[IterationRecord]
-    last_model: PipelineModel | None = None
-    last_ops: tuple = ()
+    last_result: Any = None          # the last iteration's pipeline.PipelineResult (model, ops, memory limit)
 
     @property
     def mean_iteration_s(self) -> float:
@@ -378,7 +377,7 @@ def run_cba(network: OpticalNetwork, cfg: CbaConfig, record_batches: bool = Fals
         records.append(IterationRecord(it, t, T, 1.0 - busy / (S * T), tuple(sizes), tuple(cb), tuple(blocked),
                                        tuple(waits), bg_off, bg_blk, accepted_weight, max_slot,
                                        batch if record_batches else (), occ_before, tuple(lp_records)))
-        run.last_model, run.last_ops = model, res.ops
+        run.last_result = res
         # release the PP lightpaths at the iteration's end
         for i, (j, f, w) in placed.items():
             grid.release(pp_links[i][j], f, w)
