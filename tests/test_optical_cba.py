@@ -206,3 +206,16 @@ def test_cli_cba_and_exact_on_an_instance_topology(cli, tmp_path):
             "--solver", "cpsat")
     assert r.returncode == 0, r.stderr
     assert "mean_gap" in r.stdout and "sd-ff+cba" in r.stdout
+
+
+@pytest.mark.parametrize("kind", ["gpipe", "1f1b", "greedy"])
+def test_pipeline_boundary_ready_delays_only_until_the_link_is_up(kind):
+    """A lightpath set up late (Boundary.ready_s): no transfer before it; the schedule passes check_ops."""
+    fast = PipelineModel(3, 6, (0.1,) * 3, (0.2,) * 3, boundaries=(Boundary(0, 0, 0.01, 0.05),))
+    late = PipelineModel(3, 6, (0.1,) * 3, (0.2,) * 3, boundaries=(Boundary(0, 0, 0.01, 0.05, ready_s=0.5),))
+    a, b = schedule_model(fast, kind), schedule_model(late, kind)
+    assert check_ops(late, b.ops, b.memory_limit) == []
+    assert min(o.start_s for o in b.ops if o.is_transfer) >= 0.5
+    assert a.iteration_s < b.iteration_s <= a.iteration_s + 0.5 + 1e-9
+    bad = [o if not o.is_transfer else o.__class__(o.kind, o.stage, o.mb, 0.1, 0.15, 0.16) for o in a.ops]
+    assert any("before its link is ready" in p for p in check_ops(late, bad, late.memory_limit))

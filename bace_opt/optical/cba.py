@@ -12,8 +12,8 @@ iteration:
    both directions (one shared fibre per link).  Baseline: ``initial_slots`` data slots, boundary order, the
    policy's path and first fit.  CBA: CB requests first, the size from the sizing rule (eq. 12), the candidate
    paths ranked by eq. 13, then first fit.  A request that finds no block is *blocked* (counted, eq. 8); it
-   then waits for background lightpaths to leave until its block fits (the queueing term), and the wait is
-   added to its boundary's one-way latency (our reading: an upper bound on the delay it causes).
+   then waits for background lightpaths to leave until its block fits (the queueing term): its boundary carries
+   no transfer before the wait is over (``Boundary.ready_s`` of the pipeline layer).
 3. **Iteration time.**  The pipeline layer (bace_opt.pipeline) schedules GPipe or 1F1B with, per boundary,
    latency L = path length / 200,000 km/s (+ wait) and alpha-beta transfer time c = 8 A / 1000 / (n x 75)
    s for n data slots at 75 Gbit/s per slot (eq. 11).  The iteration's lightpaths are released at its end.
@@ -362,8 +362,8 @@ def run_cba(network: OpticalNetwork, cfg: CbaConfig, record_batches: bool = Fals
         for i, (k, a, b) in enumerate(bounds):
             j, f, w = placed[i]
             p = pp_cands[i][j]
-            bnds.append(Boundary(k, i, p.latency_s + waits[i],
-                                 transfer_s(msg_mb, sizes[i], p.modulation.gbps_per_slot)))
+            bnds.append(Boundary(k, i, p.latency_s, transfer_s(msg_mb, sizes[i], p.modulation.gbps_per_slot),
+                                 ready_s=waits[i]))
         model = PipelineModel(S, m, (t_f,) * S, (t_b,) * S, boundaries=tuple(bnds), stage_region=mapping)
         res = schedule_model(model, cfg.schedule)
         T = res.iteration_s

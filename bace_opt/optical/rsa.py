@@ -77,26 +77,28 @@ class MostUsed(RsaPolicy):
     name = "ksp-mu"
 
     def choose(self, grid, links, widths):
-        use = [0] * grid.slots
+        import numpy as np
+        nbytes = (grid.slots + 7) // 8
+
+        def bits(x: int):
+            return np.unpackbits(np.frombuffer(x.to_bytes(nbytes, "little"), dtype=np.uint8),
+                                 bitorder="little")[:grid.slots]
+        use = np.zeros(grid.slots, dtype=np.int64)
         for o in grid.occ:
-            s = 0
-            while o:
-                if o & 1:
-                    use[s] += 1
-                o >>= 1
-                s += 1
+            if o:
+                use += bits(o)
+        cs = np.concatenate(([0], np.cumsum(use)))
         best = None
         for i, ls in enumerate(links):
             w = widths[i]
             m = fit_starts(grid.free_mask(ls), w)
-            s = 0
-            while m:
-                if m & 1:
-                    score = sum(use[s:s + w])
-                    if best is None or score > best[0]:
-                        best = (score, i, s)
-                m >>= 1
-                s += 1
+            if not m:
+                continue
+            starts = np.flatnonzero(bits(m))
+            score = cs[starts + w] - cs[starts]
+            j = int(np.argmax(score))            # first maximum: lowest slot
+            if best is None or score[j] > best[0]:
+                best = (int(score[j]), i, int(starts[j]))
         return None if best is None else (best[1], best[2])
 
 
