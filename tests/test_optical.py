@@ -1,7 +1,5 @@
 """Optical layer: network validation, slot bitsets, RSA policies, the dynamic simulator against Erlang-B, and the
 independent lightpath checker on every lightpath the simulator admits."""
-import copy
-import math
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -192,3 +190,16 @@ def test_nsfnet_topology():
     assert net.length_km("13", "14") == 150.0
     p = net.candidate_paths("1", "14", k=5)
     assert len(p) == 5 and p[0].length_km == min(q.length_km for q in p)
+
+
+ABILENE = nsfnet_path().parents[1] / "topozoo" / "Abilene.gml"
+
+
+@pytest.mark.skipif(not ABILENE.is_file(), reason="needs ../shared/data/topologies/topozoo")
+def test_gml_topology_lengths_from_coordinates():
+    net = load_topology(ABILENE)
+    assert (len(net.nodes), len(net.fibres)) == (11, 14)
+    assert all(f.length_km > 0 for f in net.fibres)
+    run = simulate_dynamic(net, DynamicOptions(load_erlang=40, requests=500, warmup=0, sizes="uniform:1:4"), 1,
+                           record=True)
+    assert check_lightpaths(net, [record_of(lp, start_s=s, end_s=e) for lp, s, e in run.lightpaths]) == []

@@ -1,6 +1,5 @@
 """CBA on the pipeline layer, the exact slot assignment (HiGHS and CP-SAT) and the optical CLI."""
 import json
-from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings, strategies as st

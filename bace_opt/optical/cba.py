@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import math
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from ..builders.profiles import MODELS, GPUS, ModelSpec, stage_time_s
@@ -42,7 +42,7 @@ from ..pipeline.model import Boundary
 from .checker import record_of
 from .network import OpticalNetwork, Path
 from .rsa import get_rsa_policy
-from .spectrum import Lightpath, SpectrumGrid, first_fit, free_runs
+from .spectrum import Lightpath, SpectrumGrid, free_runs
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ Lightpaths with ``start_s`` / ``end_s`` are checked over time: two overlap only 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 from .network import OpticalNetwork

@@ -63,7 +63,7 @@ class SlotAssignment:
         return self.status == Termination.OPTIMAL.value
 
     def gap_of(self, heuristic_weight: float) -> float | None:
-        """Relative shortfall of a heuristic's accepted weight against the proven bound: (bound - H) / bound."""
+        """Eq. 18: relative shortfall of a heuristic's accepted weight against the proven bound, (bound - H) / bound."""
         if self.accepted_bound is None:
             return None
         if self.accepted_bound <= 1e-12:
