@@ -128,6 +128,36 @@ def _extra(df):
     return pd.DataFrame([json.loads(x) if isinstance(x, str) else {} for x in df["extra"]], index=df.index)
 
 
+def paper_comparison(t) -> str:
+    """The paper's headline figures beside ours: the largest reduction CBA gives over the micro-batch counts
+    and models (iteration time, bubble ratio, PP blocking; positive = CBA lower), per schedule and background,
+    and the main case (Llama 3 8B, GPipe, 64 micro-batches)."""
+    import pandas as pd
+    from ..bench.report import _md
+    t = t.copy()
+    t["iter_red"] = -t["iter Δ%"]
+    t["bubble_red"] = 100 * (1 - t["bubble +CBA"] / t["bubble"])
+    t["block_red"] = [100 * (1 - c / b) if b > 0 else (0.0 if c == 0 else -math.inf)
+                      for b, c in zip(t["block"], t["block +CBA"])]
+    rows = []
+    for (bgc, sch), sub in t.groupby(["background", "schedule"]):
+        p = PAPER["max"].get(sch)
+        rows.append({"background per event": bgc, "schedule": sch,
+                     "max iter. time red. % (ours)": sub["iter_red"].max(), "(paper)": p[0],
+                     "max bubble red. % (ours)": sub["bubble_red"].max(), "(paper) ": p[1],
+                     "max blocking red. % (ours)": sub["block_red"].max(), "(paper)  ": p[2]})
+    main = t[(t["workload"] == "llama3-8b") & (t["schedule"] == "gpipe") & (t["micro-batches"] == 64)]
+    lines = []
+    for _, r in main.iterrows():
+        paper = {"ksp-ff": (14.35, 4.74), "sd-ff": (15.34, 5.22)}[r["baseline"]]
+        lines.append(f"- main case (Llama 3 8B, GPipe, 64 micro-batches), background {r['background']}, "
+                     f"{r['baseline']}: iteration time {r['iter Δ%']:+.2f} % with CBA (paper {-paper[0]:.2f} %), "
+                     f"bubble ratio {-r['bubble_red']:+.2f} % (paper {-paper[1]:.2f} %), PP blocking "
+                     f"{r['block']:.3f} -> {r['block +CBA']:.3f}")
+    return ("CBA's largest reductions over models and micro-batch counts, beside the paper's (JOCN, sources.md "
+            "3.3):\n\n" + _md(pd.DataFrame(rows), ".4g") + "\n\n" + "\n".join(lines))
+
+
 def optical_report(df, plots_dir=None) -> str:
     """Markdown: blocking versus load per policy; CBA against its baselines; the exact slot assignment's gap."""
     import pandas as pd
@@ -147,21 +177,24 @@ def optical_report(df, plots_dir=None) -> str:
     cb = ok[ok["method"].str.startswith("optical-cba:")]
     if len(cb):
         x = _extra(cb)
-        g = x.groupby(["workload", "schedule", "microbatches", "policy"])[
+        x["bg_count"] = [json.loads(o)["instance"].get("bg_count", 60) for o in cb["options"]]
+        g = x.groupby(["bg_count", "workload", "schedule", "microbatches", "policy"])[
             ["mean_iteration_s", "mean_bubble_ratio", "pp_blocking", "mean_slots"]].mean()
         rows = []
-        for (wl, sch, mb), sub in g.groupby(level=[0, 1, 2]):
-            sub = sub.droplevel([0, 1, 2])
+        for (bgc, wl, sch, mb), sub in g.groupby(level=[0, 1, 2, 3]):
+            sub = sub.droplevel([0, 1, 2, 3])
             for bl in ("ksp-ff", "sd-ff"):
                 if bl in sub.index and bl + "+cba" in sub.index:
                     b, c = sub.loc[bl], sub.loc[bl + "+cba"]
-                    rows.append({"workload": wl, "schedule": sch, "micro-batches": mb, "baseline": bl,
+                    rows.append({"workload": wl, "schedule": sch, "micro-batches": mb, "background": bgc,
+                                 "baseline": bl,
                                  "iter_s": b["mean_iteration_s"], "iter_s +CBA": c["mean_iteration_s"],
                                  "iter Δ%": 100 * (c["mean_iteration_s"] / b["mean_iteration_s"] - 1),
                                  "bubble": b["mean_bubble_ratio"], "bubble +CBA": c["mean_bubble_ratio"],
                                  "block": b["pp_blocking"], "block +CBA": c["pp_blocking"],
                                  "slots +CBA": c["mean_slots"]})
         t = pd.DataFrame(rows)
+        out.append(paper_comparison(t))
         out.append(f"CBA against its baselines (mean over seeds {sorted(set(cb['seed']))}):\n\n" +
                    _md(t, ".4g"))
     ex = ok[ok["method"].str.startswith("optical-exact:")]
