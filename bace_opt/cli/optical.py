@@ -51,6 +51,8 @@ def add_parser(sub):
     s.add_argument("--metric", default="length", choices=["length", "hops"], help="k shortest by length or hops")
     s.add_argument("--order", default="length", choices=["length", "hops", "hops-per-se"],
                    help="candidate order (default length)")
+    s.add_argument("--nodes", nargs="+", default=None, metavar="NODE",
+                   help="datacentres: requests run between ordered pairs of these (default every node)")
     s.add_argument("--directed", action="store_true", help="each direction of a link is a separate fibre")
     s.add_argument("--truncate", type=float, default=None, metavar="X", help="cut holding times at X x the mean")
     s.add_argument("--plot", metavar="FILE.png", help="draw blocking versus load")
@@ -146,7 +148,8 @@ def run_simulate(args) -> int:
     opt = DynamicOptions(load_erlang=args.load[0], holding_s=args.holding, requests=args.requests,
                          warmup=args.requests // 10 if args.warmup is None else args.warmup,
                          policy=args.policy[0], sizes=RequestSizes.parse(args.sizes), k=args.k,
-                         metric=args.metric, order=args.order, directed=args.directed, truncate=args.truncate)
+                         metric=args.metric, order=args.order, directed=args.directed, truncate=args.truncate,
+                         nodes=tuple(args.nodes) if args.nodes else None)
     for load in args.load:
         DynamicOptions(load_erlang=load)     # validates every load
     seeds = range(args.seed, args.seed + args.seeds)
