@@ -157,7 +157,8 @@ def _realistic(size: str) -> list[RunSpec]:
 OPTICAL_SIZES = {"small": dict(requests=5_000, loads=[100, 200], mbs=[16, 64], seeds=[1], iterations=5,
                                 backgrounds=[60], exact_iterations=3),
                  "full": dict(requests=100_000, loads=[50, 100, 150, 200, 300], mbs=[16, 32, 64, 128],
-                              seeds=[1, 2, 3], iterations=20, backgrounds=[60, 5], exact_iterations=10)}
+                              seeds=[1, 2, 3], iterations=20, backgrounds=[60, 5], exact_iterations=10,
+                              sensitivity=[0, 10, 20, 40])}
 
 
 @suite("optical", "RSA blocking vs load on NSFNET, CBA vs KSP-FF/SD-FF, exact slot assignment gap", ("small", "full"))
@@ -188,4 +189,12 @@ def _optical(size: str) -> list[RunSpec]:
                     for solver in ("highs", "cpsat"):
                         out.append(RunSpec("optical", "optical", f"{wl}-{sch}-64-bg{bg}", 1,
                                            f"optical-exact:{s}:{solver}", ia, {"time_limit": 60}))
+    # how CBA's gain depends on the background load (main case, both schedules)
+    for bg in c.get("sensitivity", []):
+        for sch in ("gpipe", "1f1b"):
+            ia = {"topology": "nsfnet", "slots": 80, "k": 4, "workload": "llama3-8b", "schedule": sch,
+                  "microbatches": 64, "iterations": c["iterations"], "bg_count": bg}
+            for seed in c["seeds"]:
+                for s in schemes:
+                    out.append(RunSpec("optical", "optical", f"llama3-8b-{sch}-64-bg{bg}", seed, f"optical-cba:{s}", ia))
     return out
