@@ -218,3 +218,24 @@ def test_pipeline_boundary_ready_delays_only_until_the_link_is_up(kind):
     assert a.iteration_s < b.iteration_s <= a.iteration_s + 0.5 + 1e-9
     bad = [o if not o.is_transfer else o.__class__(o.kind, o.stage, o.mb, 0.1, 0.15, 0.16) for o in a.ops]
     assert any("before its link is ready" in p for p in check_ops(late, bad, late.memory_limit))
+
+
+def test_optical_bench_rows_and_report(tmp_path):
+    from bace_opt.bench import RunSpec, run_specs
+    from bace_opt.bench.report import report
+    topo = str(tmp_path / "mesh.json")
+    (tmp_path / "mesh.json").write_text(json.dumps(MESH.to_dict()))
+    net = {"topology": topo, "slots": 40, "k": 3}
+    cba = dict(net, workload="llama3-8b", schedule="gpipe", microbatches=8, iterations=2, bg_count=4)
+    specs = [RunSpec("optical", "optical", "mesh", 1, "optical-sweep:ksp-ff",
+                     dict(net, load=20, requests=500, sizes="uniform:1:3", seeds=3))]
+    specs += [RunSpec("optical", "optical", "mesh", 1, f"optical-cba:{s}", cba)
+              for s in ("ksp-ff", "ksp-ff+cba", "sd-ff", "sd-ff+cba")]
+    specs += [RunSpec("optical", "optical", "mesh", 1, "optical-exact:ksp-ff+cba:cpsat", cba, {"time_limit": 10})]
+    out = tmp_path / "optical.csv"
+    run_specs(specs, out)
+    text = report("optical", out)
+    assert "error" not in text
+    for head in ("Blocking probability versus load", "beside the paper's", "CBA against its baselines",
+                 "Exact slot assignment per iteration"):
+        assert head in text
