@@ -239,3 +239,14 @@ def test_optical_bench_rows_and_report(tmp_path):
     for head in ("Blocking probability versus load", "beside the paper's", "CBA against its baselines",
                  "Exact slot assignment per iteration"):
         assert head in text
+
+
+def test_cba_path_rank_prefers_short_uncongested_unfragmented_paths():
+    from bace_opt.optical.cba import rank_paths
+    g = SpectrumGrid(RING)
+    paths = RING.candidate_paths("a", "c", k=3)             # a-b-c 700 km, a-c 800 km, a-e-d-c 1400 km
+    links = [g.links_of(p.nodes) for p in paths]
+    assert rank_paths(g, paths, links) == [0, 1, 2]         # empty spectrum: by length
+    for e in links[0]:
+        g.occ[e] = 0b0101010101010101                       # the shortest path: half used, fragmented
+    assert rank_paths(g, paths, links)[0] == 1
