@@ -250,3 +250,18 @@ def test_cba_path_rank_prefers_short_uncongested_unfragmented_paths():
     for e in links[0]:
         g.occ[e] = 0b0101010101010101                       # the shortest path: half used, fragmented
     assert rank_paths(g, paths, links)[0] == 1
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(1, 10_000), st.sampled_from(["gpipe", "1f1b"]), st.integers(0, 30), st.booleans(),
+       st.sampled_from(["ksp-ff", "sd-ff"]))
+def test_any_cba_run_admits_only_valid_lightpaths(seed, schedule, bg_count, cba, baseline):
+    run = run_cba(MESH, small_cfg(seed=seed, schedule=schedule, bg_count=bg_count, cba=cba, baseline=baseline,
+                                  iterations=3), record_batches=True)
+    assert check_lightpaths(MESH, [lp for it in run.iterations for lp in it.lightpaths]) == []
+    res = run.last_result
+    assert check_ops(res.model, res.ops, res.memory_limit) == []
+    for it in run.iterations:
+        assert all(1 <= n <= 6 for n in it.sizes) and all(w >= 0 for w in it.waits_s)
+        if bg_count == 0:
+            assert it.bg_offered == 0 and not any(it.blocked)      # nothing else competes for the spectrum
