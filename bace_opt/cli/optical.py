@@ -140,6 +140,9 @@ def write_atomic(path: str, text: str, inputs=()) -> None:
 def run_simulate(args) -> int:
     from ..optical.dynamic import DynamicOptions, RequestSizes, sweep, sweep_frame
     from ..optical.rsa import get_rsa_policy
+    for flag, out in (("--plot", args.plot), ("-o", args.output)):
+        if out and not Path(out).resolve().parent.is_dir():
+            raise InputError(f"{flag} {out}: folder {Path(out).resolve().parent} does not exist")
     net = load_network(args)
     for pol in args.policy:
         get_rsa_policy(pol)
