@@ -29,7 +29,6 @@ import json
 import logging
 import math
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -118,18 +117,8 @@ def evaluate_candidate(config: AdversaryConfig, trial: int, params: Mapping[str,
 # ---------------------------------------------------------------------- files
 
 def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from ..files import atomic_write
+    atomic_write(path, text)
 
 
 def read_trials(path: Path) -> list[dict]:
