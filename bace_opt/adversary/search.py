@@ -19,6 +19,7 @@ except this run's own summaries):
     worst/         the ``keep`` largest proven gaps as instance files (``meta.adversary`` holds the gaps), and
                     lost-admission instances as ``lost-*.json``
     report.md       best gaps, status counts, and the Spearman correlation of each feature with the gap
+    .lock           held (flock) while a search runs: a second search on the same directory is refused
 
 Resume: running again with the same directory re-tells Optuna every finished trial (values and failures)
 and continues until ``budget`` candidates are finished; no solved candidate is solved again.
