@@ -90,6 +90,15 @@ def test_replay_identical_for_exact_p1():
         replay(inst, policies=[("exact-p1", {})])
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_replay_identical_for_policies_with_their_own_decide(seed):
+    # price-pack overrides decide(): the simulator must take the generic path for it, not the ordered queue
+    inst = random_instance(seed, n_regions=5, n_jobs=25, topology="sparse", hourly_prices=True, mixed_gpus=True,
+                           max_gpus_per_region=8, max_stages=6, max_arrival_s=25.0)
+    assert make_policy("price-pack").queue_session(inst) is None
+    replay(inst, policies=[("price-pack", {})])
+
+
 @st.composite
 def busy_states(draw):
     """A generated instance and a residual state: some GPUs and link bandwidth taken."""

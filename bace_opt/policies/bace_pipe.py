@@ -573,6 +573,8 @@ class OrderedPolicy:
         (``policies.queue``); None for priority order with head-of-line blocking, which it does not cover."""
         if self.order == "priority" and self.hol == "block":
             return None
+        if type(self).decide is not OrderedPolicy.decide:
+            return None        # a subclass with its own decide (e.g. price-pack): the simulator's generic path
         from .queue import QueueSession
         return QueueSession(self, inst)
 
