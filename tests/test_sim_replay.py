@@ -74,6 +74,16 @@ def test_replay_identical_on_generated_instances(inst):
     replay(inst)
 
 
+def test_replay_head_of_line_of_a_job_in_a_new_group():
+    # found by hypothesis: a 1-GPU-per-stage job arriving behind 2-GPU jobs starts a new job group; LCF's
+    # head-of-line set must measure that group's bounds at once (it fits the idle region r1 from its arrival)
+    inst = random_instance(2, n_regions=2, n_jobs=4, max_gpus_per_region=2, max_stages=1, max_gpus_per_stage=2,
+                           max_arrival_s=4.0)
+    replay(inst, policies=[("lcf", {}), ("ldf", {}), ("cr-lcf", {}), ("fifo", {})], modes=("queue",))
+    new = bo.simulate(inst, "lcf")
+    assert new.meta["jobs"]["j3"]["hol_blocked_s"] == pytest.approx(new.meta["jobs"]["j3"]["wait_s"])
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_replay_identical_on_a_contended_queue(seed):
     # the family, scaled down: 10 regions, sparse, hourly prices, mixed GPUs, ~1 job per second

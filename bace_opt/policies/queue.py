@@ -85,7 +85,7 @@ class _MinMax:
 class _Group:
     """Waiting jobs with the same GPUs per stage and eligible regions, bucketed by stage count."""
 
-    __slots__ = ("g", "regions", "buckets", "keys", "T", "slots", "hol_T", "hol_sure", "hol_limit")
+    __slots__ = ("g", "regions", "buckets", "keys", "T", "slots", "hol_T", "hol_sure", "hol_limit", "hol_v")
 
     def __init__(self, g: int, regions: Sequence[str]):
         self.g = g
@@ -94,6 +94,7 @@ class _Group:
         self.keys: list[int] = []            # sorted stage counts with a bucket
         self.T = self.slots = 0
         self.hol_T = self.hol_sure = self.hol_limit = 0   # T and hol_bounds at the last hol_update
+        self.hol_v = -1                                     # the version they were measured at
 
     def add(self, job: Job) -> None:
         b = self.buckets.get(job.stages)
@@ -158,7 +159,6 @@ class QueueSession:
         # head-of-line blocked set
         self.members: set[str] = set()
         self._pending: set[str] = set()       # arrived since the last hol_update
-        self._hol_version = -1
 
     # ------------------------------------------------------------------ the queue
     def add(self, job: Job) -> None:
@@ -333,13 +333,14 @@ class QueueSession:
     def hol_update(self, state: ClusterState) -> tuple[list[str], list[str]]:
         """(entered, left): changes of the set of waiting jobs whose ``place`` succeeds on ``state`` (the
         resources left after the decision, at the version the decision ended with)."""
-        changed = self.version != self._hol_version
-        self._hol_version = self.version
         maxbw = max(state._bw, default=0.0)
         recheck: dict[str, Job] = {n: self.waiting[n] for n in self._pending}
         self._pending.clear()
         for grp in self.groups.values():
-            sure, limit = self.hol_bounds(grp, state) if changed else (grp.hol_sure, grp.hol_limit)
+            # bounds of a group are measured again when the state changed or the group is new
+            fresh = grp.hol_v != self.version
+            sure, limit = self.hol_bounds(grp, state) if fresh else (grp.hol_sure, grp.hol_limit)
+            grp.hol_v = self.version
             osure, olimit = grp.hol_sure, grp.hol_limit
             grp.hol_sure, grp.hol_limit = sure, limit
             # jobs whose bucket crossed a bound, and (new version) every job between the bounds
@@ -349,7 +350,7 @@ class QueueSession:
             if limit != olimit:
                 for j in grp.jobs_between(min(limit, olimit), max(limit, olimit)):
                     recheck[j.name] = j
-            if changed and limit > sure:
+            if fresh and limit > sure:
                 for j in grp.jobs_between(sure, limit):
                     recheck[j.name] = j
         entered, left = [], []
