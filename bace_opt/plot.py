@@ -1,0 +1,427 @@
+"""Pictures of a schedule: where each job runs (a map of the regions) and when (a timeline of GPU use).
+
+    fig = plot_placement(inst, sched)          # regions on a map, each job's chain and routes, GPUs, prices
+    fig = plot_timeline(inst, sched)           # per region, the GPUs each job holds over time
+    fig = plot_schedule(inst, sched)           # both, side by side (what ``Schedule.plot`` and
+    save_figure(fig, "placement.png")          #  ``bace-opt plot INSTANCE SCHEDULE -o F.png|svg`` draw)
+
+**Where the regions go.**  From coordinates when there are any: ``meta.coordinates`` of the instance
+(``{"region": [latitude, longitude]}``, degrees) or, for region names the builders use (the paper family's six
+regions, AWS region codes), the cities of ``bace_opt.builders.geo``; drawn as longitude against latitude
+(equirectangular, no coastlines).  Otherwise a topology layout: Kamada-Kawai on the link graph with link
+latency as length, so regions far apart in time are far apart on the page (its axes carry no meaning).
+
+**What it shows.**  A circle per region with GPUs (area ~ GPUs, colour = electricity price at the time shown,
+label ``used/total GPUs`` and the price), a small grey square per transit region, every link in light grey
+(width ~ bandwidth), and per job one colour: its blocks (stages per region) and the routes of its hops as a
+line through the regions they cross, offset a little per job so that shared routes stay apart.  ``at=t`` shows
+the jobs running at time t (GPUs used then, prices then); by default every job that ran is drawn and a
+region's label gives the peak of GPUs in use at once.
+
+The timeline has one lane per region with GPUs, as tall as its GPUs; each job's block is a bar from start
+to finish, as tall as the GPUs it holds there, stacked so that concurrent bars never overlap (so the lane's
+filled height at any time is the GPUs in use).
+
+matplotlib is imported here only, lazily (the core never needs it): figures are ``matplotlib.figure.Figure``
+objects that are not registered with pyplot, so a script can draw thousands without leaking, and Jupyter
+shows them inline when one is the value of a cell (under ``%matplotlib widget``, with ipympl installed, they
+are interactive: zoom and pan).  Our reading of colours, layout and offsets is in docs/decisions.md.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+from .errors import BaceOptError, InputError
+
+# Cities of the region names the builders use; display only (the instance's links carry the latencies).
+_AWS_CITY = {
+    "us-east-1": (38.95, -77.45), "us-east-2": (39.96, -83.0), "us-west-1": (37.35, -121.96),
+    "us-west-2": (45.6, -121.18), "eu-west-1": (53.35, -6.26), "eu-west-2": (51.51, -0.13),
+    "eu-west-3": (48.86, 2.35), "eu-central-1": (50.11, 8.68), "eu-north-1": (59.33, 18.07),
+    "ap-northeast-1": (35.68, 139.69), "ap-northeast-2": (37.57, 126.98), "ap-southeast-1": (1.35, 103.82),
+    "ap-southeast-2": (-33.87, 151.21), "ap-south-1": (19.08, 72.88), "sa-east-1": (-23.55, -46.63),
+    "ca-central-1": (45.5, -73.57),
+}
+
+
+def _known_coords() -> dict[str, tuple[float, float]]:
+    from .builders import geo
+    from .builders.paper import PAPER_REGIONS
+    out = {r.name: geo.CITY_COORDS[r.city] for r in PAPER_REGIONS if r.city in geo.CITY_COORDS}
+    for code, ll in _AWS_CITY.items():
+        out[f"aws:{code}"] = ll
+    return out
+
+
+def region_positions(inst) -> tuple[dict[str, tuple[float, float]], bool]:
+    """(x, y) of every region and whether they are geographic (x = longitude, y = latitude, degrees)."""
+    names = [r.name for r in inst.regions]
+    meta = inst.meta.get("coordinates") if isinstance(inst.meta, dict) else None
+    coords: dict[str, tuple[float, float]] = {}
+    if isinstance(meta, dict):
+        for n, ll in meta.items():
+            try:
+                lat, lon = float(ll[0]), float(ll[1])
+            except (TypeError, ValueError, IndexError):
+                raise InputError(f"meta.coordinates[{n!r}]: expected [latitude, longitude], got {ll!r}") from None
+            coords[n] = (lat, lon)
+    else:
+        known = _known_coords()
+        coords = {n: known[n] for n in names if n in known}
+    if names and all(n in coords for n in names):
+        return _spread({n: (coords[n][1], coords[n][0]) for n in names}), True
+    return _spread(_layout(inst)), False
+
+
+def _spread(pos: dict[str, tuple[float, float]], min_frac: float = 0.15, rounds: int = 60):
+    """Push apart regions closer than ``min_frac`` of the drawing's extent (neighbouring cities would hide
+    each other's labels); positions farther apart do not move."""
+    names = list(pos)
+    if len(names) < 2:
+        return dict(pos)
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    dmin = min_frac * max(max(xs) - min(xs), max(ys) - min(ys), 1e-9)
+    p = {n: list(v) for n, v in pos.items()}
+    for _ in range(rounds):
+        moved = False
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                dx, dy = p[b][0] - p[a][0], p[b][1] - p[a][1]
+                d = math.hypot(dx, dy)
+                if d >= dmin:
+                    continue
+                if d < 1e-12:
+                    dx, dy, d = 1.0, 0.0, 1.0
+                push = (dmin - d) / 2.0 + 1e-9
+                p[a][0] -= dx / d * push
+                p[a][1] -= dy / d * push
+                p[b][0] += dx / d * push
+                p[b][1] += dy / d * push
+                moved = True
+        if not moved:
+            break
+    return {n: (v[0], v[1]) for n, v in p.items()}
+
+
+def _layout(inst) -> dict[str, tuple[float, float]]:
+    import networkx as nx
+    g = nx.Graph()
+    g.add_nodes_from(r.name for r in inst.regions)
+    for l in inst.links:
+        g.add_edge(l.a, l.b, weight=max(float(l.latency_ms), 0.1))
+    if len(g) == 1:
+        return {next(iter(g)): (0.0, 0.0)}
+    try:
+        pos = nx.kamada_kawai_layout(g, weight="weight")
+    except Exception:  # disconnected or degenerate: a circle still shows every region
+        pos = nx.circular_layout(g)
+    return {n: (float(p[0]), float(p[1])) for n, p in pos.items()}
+
+
+# ---------------------------------------------------------------------- figure helpers
+
+def _new_figure(figsize, ncols=1, width_ratios=None):
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as e:
+        raise BaceOptError(f"plotting needs matplotlib (pip install 'bace-opt[notebooks]' or matplotlib): {e}") \
+            from e
+    if "IPython" in sys.modules:  # importing pyplot there registers the inline display of Figure objects
+        try:
+            from IPython import get_ipython
+            if get_ipython() is not None:
+                import matplotlib
+                import matplotlib.pyplot as plt
+                if "ipympl" in matplotlib.get_backend() or "widget" in matplotlib.get_backend():
+                    fig = plt.figure(figsize=figsize, layout="constrained")
+                    return fig, fig.subplots(1, ncols, width_ratios=width_ratios, squeeze=False)[0]
+        except ImportError:
+            pass
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.subplots(1, ncols, width_ratios=width_ratios, squeeze=False)[0]
+
+
+def _job_colors(names):
+    from matplotlib import colormaps
+    cmap = colormaps["tab10" if len(names) <= 10 else "tab20"]
+    n = cmap.N
+    return {name: cmap(i % n) for i, name in enumerate(names)}
+
+
+def _done_jobs(sched, at):
+    jobs = [j for j in sched.jobs if j.status == "done" and j.blocks]
+    if at is not None:
+        jobs = [j for j in jobs if j.start_s is not None and j.finish_s is not None and j.start_s <= at < j.finish_s]
+    return jobs
+
+
+def _gpus_per_stage(inst, name) -> int:
+    return inst.job(name).gpus_per_stage if name in inst.job_index else 1
+
+
+def gpus_in_use(inst, sched, at=None) -> dict[str, int]:
+    """GPUs in use per region: at time ``at``, else the peak over the schedule (jobs' blocks at once)."""
+    events: dict[str, list[tuple[float, int]]] = {}
+    for j in _done_jobs(sched, at):
+        g = _gpus_per_stage(inst, j.name)
+        for b in j.blocks:
+            events.setdefault(b.region, []).append((j.start_s or 0.0, b.stages * g))
+            events[b.region].append((j.finish_s if j.finish_s is not None else math.inf, -b.stages * g))
+    out = {}
+    for region, ev in events.items():
+        ev.sort(key=lambda e: (e[0], e[1]))  # a release before an acquisition at the same instant
+        cur = peak = 0
+        for _, d in ev:
+            cur += d
+            peak = max(peak, cur)
+        out[region] = peak
+    return out
+
+
+def _price(inst, region, t) -> float:
+    from .formulas import price_at
+    return float(price_at(inst, region, t))
+
+
+# ---------------------------------------------------------------------- placement map
+
+def plot_placement(inst, sched, at: float | None = None, ax=None, title: str | None = None, legend: bool = True):
+    """Regions on a map (or a topology layout), each job's blocks and routes, GPUs used, prices.
+
+    ``at``: show only the jobs running at that time (s), with the GPUs used and prices then; default every job
+    that ran, with each region's peak GPUs in use.  ``ax``: draw into this matplotlib Axes; returns the Figure.
+    """
+    from matplotlib import colormaps
+    from matplotlib.colors import Normalize
+    if ax is None:
+        fig, (ax,) = _new_figure((10.5, 7.5))
+    else:
+        fig = ax.figure
+    pos, geographic = region_positions(inst)
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    span = max(max(xs) - min(xs), max(ys) - min(ys), 1e-9)
+    jobs = _done_jobs(sched, at)
+    colors = _job_colors([j.name for j in sched.jobs if j.status == "done"])
+    used = gpus_in_use(inst, sched, at)
+    t_price = at if at is not None else 0.0
+    compute = [r for r in inst.regions if r.gpus > 0]
+    prices = {r.name: _price(inst, r.name, t_price) for r in compute}
+    pmin, pmax = (min(prices.values()), max(prices.values())) if prices else (0.0, 1.0)
+    norm = Normalize(vmin=pmin, vmax=pmax if pmax > pmin else pmin + 1e-6)
+    cmap = colormaps["YlOrRd"]
+
+    # links: width ~ bandwidth
+    bw_max = max((l.bandwidth_gbps for l in inst.links), default=1.0)
+    for l in inst.links:
+        (x1, y1), (x2, y2) = pos[l.a], pos[l.b]
+        ax.plot([x1, x2], [y1, y2], color="0.85", lw=0.5 + 2.0 * l.bandwidth_gbps / bw_max, zorder=1,
+                solid_capstyle="round")
+
+    # jobs: routes of their hops, offset per job perpendicular to each segment
+    n = max(len(colors), 1)
+    order = {name: i for i, name in enumerate(colors)}
+    off_unit = 0.012 * span
+    for j in jobs:
+        c = colors[j.name]
+        k = order[j.name] - (n - 1) / 2.0
+        for h in j.hops:
+            pts = [pos[r] for r in h.route]
+            for (x1, y1), (x2, y2) in zip(pts, pts[1:]):
+                dx, dy = x2 - x1, y2 - y1
+                d = math.hypot(dx, dy) or 1.0
+                ox, oy = -dy / d * off_unit * k, dx / d * off_unit * k
+                ax.annotate("", xy=(x2 + ox, y2 + oy), xytext=(x1 + ox, y1 + oy), zorder=3,
+                            arrowprops=dict(arrowstyle="-|>", color=c, lw=1.8, shrinkA=6, shrinkB=6,
+                                            mutation_scale=9))
+
+    # regions
+    gmax = max((r.gpus for r in compute), default=1)
+    for r in inst.regions:
+        x, y = pos[r.name]
+        if r.gpus <= 0:
+            ax.scatter([x], [y], marker="s", s=22, color="0.55", zorder=4)
+            ax.annotate(r.name, (x, y), xytext=(0, -9), textcoords="offset points", ha="center", va="top",
+                        fontsize=7, color="0.4", zorder=6)
+            continue
+        size = 180 + 900 * r.gpus / gmax
+        ax.scatter([x], [y], s=size, color=cmap(norm(prices[r.name])), edgecolor="0.25", lw=0.8, zorder=4)
+        u = used.get(r.name, 0)
+        ax.annotate(f"{r.name}\n{u}/{r.gpus} GPUs · {prices[r.name]:.3g} $/kWh", (x, y),
+                    xytext=(0, -math.sqrt(size) / 2 - 3), textcoords="offset points", ha="center", va="top",
+                    fontsize=7.5, zorder=6,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.75))
+
+    # blocks: stages per region, one tag per job in a row above the region's circle
+    per_region: dict[str, list] = {}
+    for j in jobs:
+        for b in j.blocks:
+            per_region.setdefault(b.region, []).append((j.name, b.stages))
+    for region, tags in per_region.items():
+        x, y = pos[region]
+        r_pts = math.sqrt(180 + 900 * inst.region(region).gpus / gmax) / 2
+        per_row = 6
+        for i, (name, stages) in enumerate(tags):
+            row, col = divmod(i, per_row)
+            n_row = min(per_row, len(tags) - row * per_row)
+            ax.annotate(f"{stages}", (x, y), xytext=((col - (n_row - 1) / 2) * 17, r_pts + 8 + 13 * row),
+                        textcoords="offset points", fontsize=7, color="white", ha="center", va="center",
+                        fontweight="bold", zorder=7, bbox=dict(boxstyle="round,pad=0.2", fc=colors[name], ec="none"))
+
+    if legend and jobs:
+        from matplotlib.lines import Line2D
+        handles = []
+        for j in jobs:
+            chain = " → ".join(f"{b.region}:{b.stages}" for b in j.blocks)
+            gbps = max((h.reserved_gbps for h in j.hops), default=0.0)
+            lab = f"{j.name}  [{chain}]" + (f"  {gbps:.3g} Gbit/s" if j.hops else "")
+            handles.append(Line2D([], [], color=colors[j.name], lw=3, label=lab))
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.09), fontsize=7, frameon=False,
+                  ncol=2 if len(handles) > 4 else 1, title="job [region:stages → ...] (tags: stages per region),"
+                  " reserved Gbit/s per hop", title_fontsize=7)
+    sm = __import__("matplotlib.cm", fromlist=["ScalarMappable"]).ScalarMappable(norm=norm, cmap=cmap)
+    cb = fig.colorbar(sm, ax=ax, shrink=0.5, pad=0.01, location="right")
+    cb.set_label("electricity price (USD/kWh)" + (f" at t = {at / 3600:.3g} h" if at is not None else " at t = 0"),
+                 fontsize=7)
+    cb.ax.tick_params(labelsize=7)
+    pad = 0.12 * span
+    ax.set_xlim(min(xs) - pad, max(xs) + pad)
+    ax.set_ylim(min(ys) - pad * 1.3, max(ys) + pad * 1.2)
+    if geographic:
+        ax.set_xlabel("longitude (°)  (regions closer than the drawing allows are nudged apart)", fontsize=8)
+        ax.set_ylabel("latitude (°)", fontsize=8)
+        ax.set_aspect("equal", adjustable="box")
+        ax.grid(alpha=0.25)
+        ax.tick_params(labelsize=7)
+    else:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_xlabel("topology layout (link latency as length)", fontsize=8)
+    for s in ("top", "right"):
+        ax.spines[s].set_visible(False)
+    if title is None:
+        what = f"jobs running at t = {at / 3600:.3g} h" if at is not None else \
+            f"{len(jobs)} job(s) placed; GPUs: peak in use / total"
+        title = f"{sched.instance}: {sched.method} — {what}"
+    ax.set_title(title, fontsize=9)
+    return fig
+
+
+# ---------------------------------------------------------------------- timeline
+
+def _stack(bars):
+    """First-fit vertical offsets so that bars overlapping in time never overlap in height."""
+    placed = []  # (start, end, y0, y1)
+    out = []
+    for s, e, h in bars:
+        y = 0.0
+        busy = sorted((p[2], p[3]) for p in placed if p[0] < e and s < p[1])
+        for y0, y1 in busy:
+            if y + h <= y0:
+                break
+            y = max(y, y1)
+        placed.append((s, e, y, y + h))
+        out.append(y)
+    return out
+
+
+def plot_timeline(inst, sched, ax=None, title: str | None = None, legend: bool = True):
+    """Per region with GPUs, a lane as tall as its GPUs; each job's block a bar (start to finish, GPUs held)."""
+    from matplotlib.patches import Rectangle
+    if ax is None:
+        fig, (ax,) = _new_figure((10.0, 0.6 + 0.75 * max(1, sum(1 for r in inst.regions if r.gpus > 0))))
+    else:
+        fig = ax.figure
+    compute = [r for r in inst.regions if r.gpus > 0]
+    colors = _job_colors([j.name for j in sched.jobs if j.status == "done"])
+    jobs = _done_jobs(sched, None)
+    finish = max((j.finish_s for j in jobs if j.finish_s is not None), default=1.0)
+    scale, unit = (3600.0, "h") if finish >= 3 * 3600 else ((60.0, "min") if finish >= 180 else (1.0, "s"))
+    gap = 0.25
+    y_base = {}
+    y = 0.0
+    for r in reversed(compute):
+        y_base[r.name] = y
+        y += 1.0 + gap
+    for r in compute:
+        yb = y_base[r.name]
+        ax.add_patch(Rectangle((0, yb), finish / scale, 1.0, fc="0.96", ec="0.75", lw=0.6, zorder=0))
+        bars = []
+        for j in sorted(jobs, key=lambda j: (j.start_s or 0.0, j.name)):
+            g = _gpus_per_stage(inst, j.name)
+            for b in j.blocks:
+                if b.region == r.name:
+                    bars.append((j, b, j.start_s or 0.0, j.finish_s if j.finish_s is not None else finish,
+                                 b.stages * g))
+        offs = _stack([(s, e, h) for _, _, s, e, h in bars])
+        for (j, b, s, e, h), o in zip(bars, offs):
+            ax.add_patch(Rectangle((s / scale, yb + o / r.gpus), (e - s) / scale, h / r.gpus, fc=colors[j.name],
+                                   ec="white", lw=0.5, zorder=2))
+            label = f"{j.name} ({h})"
+            if (e - s) / finish > 0.009 * len(label) and h / r.gpus > 0.18:  # only where the label fits
+                ax.text((s + e) / 2 / scale, yb + (o + h / 2) / r.gpus, label, ha="center",
+                        va="center", fontsize=6.5, color="white", zorder=3, clip_on=True)
+    ax.set_yticks([y_base[r.name] + 0.5 for r in compute])
+    ax.set_yticklabels([f"{r.name}\n{r.gpus} GPUs" for r in compute], fontsize=7.5)
+    ax.set_xlim(0, finish / scale * 1.01)
+    ax.set_ylim(-gap, y)
+    ax.set_xlabel(f"time ({unit})", fontsize=8)
+    ax.tick_params(axis="x", labelsize=7)
+    for s in ("top", "right"):
+        ax.spines[s].set_visible(False)
+    if legend and jobs:
+        from matplotlib.patches import Patch
+        ax.legend(handles=[Patch(color=colors[j.name], label=j.name) for j in jobs], loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    if title is None:
+        title = f"{sched.instance}: {sched.method} — GPUs held per region over time (bar height = GPUs)"
+    ax.set_title(title, fontsize=9)
+    return fig
+
+
+def plot_schedule(inst, sched, kind: str = "both", at: float | None = None):
+    """``kind``: 'placement', 'timeline' or 'both' (map above, timeline below). Returns a Figure."""
+    if kind == "placement":
+        return plot_placement(inst, sched, at=at)
+    if kind == "timeline":
+        return plot_timeline(inst, sched)
+    if kind != "both":
+        raise InputError(f"plot kind must be placement, timeline or both, got {kind!r}")
+    n_lanes = max(1, sum(1 for r in inst.regions if r.gpus > 0))
+    try:
+        from matplotlib.figure import Figure  # noqa: F401
+    except ImportError as e:
+        raise BaceOptError(f"plotting needs matplotlib: {e}") from e
+    fig, _ = _new_figure((10.5, 6.2 + 0.75 * n_lanes))
+    fig.clear()
+    a1, a2 = fig.subplots(2, 1, height_ratios=[6.0, 0.6 + 0.75 * n_lanes])
+    plot_placement(inst, sched, at=at, ax=a1)
+    plot_timeline(inst, sched, ax=a2, legend=False)
+    return fig
+
+
+def save_figure(fig, path, dpi: int = 150) -> Path:
+    """Write ``fig`` as PNG or SVG (by the suffix) atomically: a temp file beside it, then renamed."""
+    import os
+    import tempfile
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg", "pdf"):
+        raise InputError(f"-o {path}: the picture's file name must end in .png, .svg or .pdf")
+    if path.parent and not path.parent.is_dir():
+        raise InputError(f"-o {path}: folder {str(path.parent)!r} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, format=fmt, dpi=dpi, bbox_inches="tight")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
