@@ -129,19 +129,35 @@ def _new_figure(figsize, ncols=1, width_ratios=None):
     except ImportError as e:
         raise BaceOptError(f"plotting needs matplotlib (pip install 'bace-opt[notebooks]' or matplotlib): {e}") \
             from e
-    if "IPython" in sys.modules:  # importing pyplot there registers the inline display of Figure objects
-        try:
-            from IPython import get_ipython
-            if get_ipython() is not None:
-                import matplotlib
-                import matplotlib.pyplot as plt
-                if "ipympl" in matplotlib.get_backend() or "widget" in matplotlib.get_backend():
-                    fig = plt.figure(figsize=figsize, layout="constrained")
-                    return fig, fig.subplots(1, ncols, width_ratios=width_ratios, squeeze=False)[0]
-        except ImportError:
-            pass
+    if "IPython" in sys.modules:
+        fig = _jupyter_figure(figsize, Figure)
+        if fig is not None:
+            return fig, fig.subplots(1, ncols, width_ratios=width_ratios, squeeze=False)[0]
     fig = Figure(figsize=figsize, layout="constrained")
     return fig, fig.subplots(1, ncols, width_ratios=width_ratios, squeeze=False)[0]
+
+
+def _jupyter_figure(figsize, Figure):
+    """In a Jupyter kernel: a pyplot figure under the ipympl widget backend (interactive: zoom, pan); else
+    make sure Figure objects display inline as PNG (what pyplot's inline backend registers on its first
+    figure; done here so that a figure is shown even where pyplot was never used).  None outside Jupyter."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    ip = get_ipython()
+    if ip is None or not hasattr(ip, "display_formatter"):
+        return None
+    import matplotlib
+    backend = str(matplotlib.get_backend()).lower()
+    if "ipympl" in backend or "widget" in backend:
+        import matplotlib.pyplot as plt
+        return plt.figure(figsize=figsize, layout="constrained")
+    formatters = ip.display_formatter.formatters
+    if not any(Figure in formatters[m].type_printers for m in ("image/png", "image/svg+xml") if m in formatters):
+        from IPython.core.pylabtools import print_figure
+        formatters["image/png"].for_type(Figure, lambda fig: print_figure(fig, "png", bbox_inches="tight"))
+    return None
 
 
 def _job_colors(names):
