@@ -31,6 +31,10 @@ COLUMNS = [
     "objective", "bound", "gap", "jobs", "jobs_done", "jobs_blocked", "avg_jct_s", "total_electricity_usd",
     "total_egress_usd", "total_cost_usd", "p1_cost_usd", "total_run_s", "makespan_s", "nodes", "extra",
     "build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit", "error",
+    # where the network binds (the evaluator's figures) and per-job figures for like-with-like comparisons
+    "peak_link_utilisation", "mean_link_utilisation", "links_used", "tight_links", "links_over_90pct",
+    "total_stall_s", "total_energy_kwh", "energy_weighted_price_usd_per_kwh", "idle_electricity_usd",
+    "total_electricity_incl_idle_usd", "per_job",
 ]
 VOLATILE_COLUMNS = {"build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit"}
 DETERMINISTIC_COLUMNS = [c for c in COLUMNS if c not in VOLATILE_COLUMNS]

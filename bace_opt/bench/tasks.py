@@ -3,6 +3,8 @@
 Methods (``RunSpec.method``), each priced by ``bace_opt.evaluate`` alone:
     sim:<policy>       the online simulator with that policy (method_args: mode, policy options)
     p1:<solver>        P1 placement solved exactly (highs, scip, mathopt-highs, cpsat)
+    p1-nobw:<solver>   P1 on the same instance with every link's capacity x1e6 (bandwidth cannot bind), to
+                       show whether the bandwidth constraints change the optimum
     p1-heur:<policy>   one decision epoch of a policy at P1's decision time, all resources free: the
                        heuristic counterpart of P1, for optimality gaps
     p2:<solver>        P2 offline schedule solved exactly (cpsat, highs)
@@ -18,24 +20,36 @@ import subprocess
 import time
 from pathlib import Path
 
+from .compare import per_job_figures
 from .runner import RunSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def build_instance(spec: RunSpec):
+    """The instance of a run.  ``bandwidth_scale`` of the random and file families multiplies every link's
+    bandwidth after building (``builders.transforms.scale_bandwidth``); the paper family scales its own."""
     a = dict(spec.instance_args)
-    if spec.family == "paper":
+    scale = a.pop("bandwidth_scale", None) if spec.family in ("random", "file") else None
+    inst = _build(spec.family, spec.seed, a)
+    if scale is not None:
+        from ..builders.transforms import scale_bandwidth
+        inst = scale_bandwidth(inst, float(scale))
+    return inst
+
+
+def _build(family: str, seed: int, a: dict):
+    if family == "paper":
         from ..builders.paper import paper_instance
-        return paper_instance(seed=spec.seed, **a)
-    if spec.family == "random":
+        return paper_instance(seed=seed, **a)
+    if family == "random":
         from ..builders.synthetic import random_instance
-        return random_instance(seed=spec.seed, **a)
-    if spec.family == "file":
+        return random_instance(seed=seed, **a)
+    if family == "file":
         from ..instance import load_instance
         p = Path(a["path"])
         return load_instance(p if p.is_absolute() else ROOT / p)
-    raise ValueError(f"unknown instance family {spec.family!r}")
+    raise ValueError(f"unknown instance family {family!r}")
 
 
 def p1_heuristic(inst, policy: str, **options):
@@ -54,13 +68,36 @@ def p1_heuristic(inst, policy: str, **options):
     return make_schedule(inst, plans, method=f"p1-heur:{policy}", meta={"t0_s": t0})
 
 
+#: the evaluator's metrics copied into a results row when the evaluator reports them
+MECHANISM_METRICS = ("peak_link_utilisation", "mean_link_utilisation", "links_used", "total_stall_s",
+                     "total_energy_kwh", "energy_weighted_price_usd_per_kwh", "idle_electricity_usd",
+                     "total_electricity_incl_idle_usd")
+#: a link whose peak reservation is within this fraction of its capacity counts as tight
+TIGHT = 1e-6
+
+
+def network_figures(rep) -> dict:
+    """Where the network binds, from the evaluator's metrics: peak and time-weighted link utilisation,
+    stall time, energy-weighted price, the idle-GPU cost reading; ``tight_links``: links whose peak
+    reservation reaches their capacity (within 1e-6, i.e. a binding bandwidth constraint of P1), and
+    ``links_over_90pct``: links whose peak reservation exceeds 90 % of it."""
+    m = rep.metrics
+    out = {k: m[k] for k in MECHANISM_METRICS if k in m}
+    per = m.get("link_utilisation")
+    if isinstance(per, dict):
+        peaks = [v.get("peak") or 0.0 for v in per.values()]
+        out["tight_links"] = sum(1 for u in peaks if u >= 1.0 - TIGHT)
+        out["links_over_90pct"] = sum(1 for u in peaks if u > 0.9)
+    return out
+
+
 def run_method(inst, method: str, args: dict):
     kind, _, name = method.partition(":")
     args = dict(args)
     if kind == "sim":
         from .. import simulate
         return simulate(inst, policy=name, **args)
-    if kind == "p1":
+    if kind in ("p1", "p1-nobw"):
         from .. import solve
         return solve(inst, problem="placement", solver=name, **args)
     if kind == "p2":
@@ -68,7 +105,11 @@ def run_method(inst, method: str, args: dict):
         return solve(inst, problem="schedule", solver=name, **args)
     if kind == "p1-heur":
         return p1_heuristic(inst, name, **args)
-    raise ValueError(f"unknown method {method!r} (kinds: sim, p1, p1-heur, p2)")
+    raise ValueError(f"unknown method {method!r} (kinds: sim, p1, p1-nobw, p1-heur, p2)")
+
+
+#: link capacity factor of ``p1-nobw``: P1 with bandwidth constraints that cannot bind
+NO_BANDWIDTH_SCALE = 1e6
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,6 +146,10 @@ def execute(spec: RunSpec) -> dict:
                                  sort_keys=True)}
     try:
         inst = build_instance(spec)
+        if spec.method.startswith("p1-nobw:"):
+            # P1 with link capacities lifted: does bandwidth change the optimum?  (evaluated on that instance)
+            from ..builders.transforms import scale_bandwidth
+            inst = scale_bandwidth(inst, NO_BANDWIDTH_SCALE)
         row["instance"] = inst.name
         row["jobs"] = len(inst.jobs)
         sched = run_method(inst, spec.method, spec.method_args)
@@ -114,7 +159,9 @@ def execute(spec: RunSpec) -> dict:
                    avg_jct_s=m["avg_jct_s"], total_electricity_usd=m["total_electricity_usd"],
                    total_egress_usd=m["total_egress_usd"], total_cost_usd=m["total_cost_usd"],
                    total_run_s=m["total_run_s"], makespan_s=m["makespan_s"])
-        if spec.method.startswith(("p1:", "p1-heur:")):
+        row.update(network_figures(rep))
+        row["per_job"] = per_job_figures(rep.figures)
+        if spec.method.startswith(("p1:", "p1-nobw:", "p1-heur:")):
             # P1's own level-2 objective (prices at t0, egress only if the instance's objective counts it),
             # recomputed from the evaluator's run times for the exact and the heuristic schedules alike
             from ..exact.placement import cost_at_t0_usd
