@@ -6,8 +6,9 @@
     save_figure(fig, "placement.png")          #  ``bace-opt plot INSTANCE SCHEDULE -o F.png|svg`` draw)
 
 **Where the regions go.**  From coordinates when there are any: ``meta.coordinates`` of the instance
-(``{"region": [latitude, longitude]}``, degrees) or, for region names the builders use (the paper family's six
-regions, AWS region codes), the cities of ``bace_opt.builders.geo``; drawn as longitude against latitude
+(``{"region": [latitude, longitude]}``, degrees; the WAN builder writes it from the GML) or, for region names
+the builders use (the paper family's six regions, AWS regions in Skyplane naming), the cities of
+``bace_opt.builders.geo``; drawn as longitude against latitude
 (equirectangular, no coastlines).  Otherwise a topology layout: Kamada-Kawai on the link graph with link
 latency as length, so regions far apart in time are far apart on the page (its axes carry no meaning).
 
@@ -35,23 +36,11 @@ from pathlib import Path
 
 from .errors import BaceOptError, InputError
 
-# Cities of the region names the builders use; display only (the instance's links carry the latencies).
-_AWS_CITY = {
-    "us-east-1": (38.95, -77.45), "us-east-2": (39.96, -83.0), "us-west-1": (37.35, -121.96),
-    "us-west-2": (45.6, -121.18), "eu-west-1": (53.35, -6.26), "eu-west-2": (51.51, -0.13),
-    "eu-west-3": (48.86, 2.35), "eu-central-1": (50.11, 8.68), "eu-north-1": (59.33, 18.07),
-    "ap-northeast-1": (35.68, 139.69), "ap-northeast-2": (37.57, 126.98), "ap-southeast-1": (1.35, 103.82),
-    "ap-southeast-2": (-33.87, 151.21), "ap-south-1": (19.08, 72.88), "sa-east-1": (-23.55, -46.63),
-    "ca-central-1": (45.5, -73.57),
-}
-
-
 def _known_coords() -> dict[str, tuple[float, float]]:
     from .builders import geo
     from .builders.paper import PAPER_REGIONS
     out = {r.name: geo.CITY_COORDS[r.city] for r in PAPER_REGIONS if r.city in geo.CITY_COORDS}
-    for code, ll in _AWS_CITY.items():
-        out[f"aws:{code}"] = ll
+    out.update(getattr(geo, "CLOUD_REGION_COORDS", {}))
     return out
 
 
@@ -240,7 +229,7 @@ def plot_placement(inst, sched, at: float | None = None, ax=None, title: str | N
     # jobs: routes of their hops, offset per job perpendicular to each segment
     n = max(len(colors), 1)
     order = {name: i for i, name in enumerate(colors)}
-    off_unit = 0.012 * span
+    off_unit = 0.008 * span
     for j in jobs:
         c = colors[j.name]
         k = order[j.name] - (n - 1) / 2.0
@@ -411,9 +400,12 @@ def plot_schedule(inst, sched, kind: str = "both", at: float | None = None):
         from matplotlib.figure import Figure  # noqa: F401
     except ImportError as e:
         raise BaceOptError(f"plotting needs matplotlib: {e}") from e
-    fig, _ = _new_figure((10.5, 6.2 + 0.75 * n_lanes))
+    n_jobs = sum(1 for j in sched.jobs if j.status == "done" and j.blocks)
+    map_h = 6.0 + 0.2 * math.ceil(n_jobs / 2) + 0.5     # the map, and its legend of jobs below it
+    lanes_h = 0.8 + 0.75 * n_lanes
+    fig, _ = _new_figure((10.5, map_h + lanes_h))
     fig.clear()
-    a1, a2 = fig.subplots(2, 1, height_ratios=[6.0, 0.6 + 0.75 * n_lanes])
+    a1, a2 = fig.subplots(2, 1, height_ratios=[map_h, lanes_h])
     plot_placement(inst, sched, at=at, ax=a1)
     plot_timeline(inst, sched, ax=a2, legend=False)
     return fig

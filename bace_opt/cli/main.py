@@ -46,7 +46,7 @@ def add_common(p: argparse.ArgumentParser) -> None:
         g = p.add_argument_group("output")
         g.add_argument("-v", "--verbose", dest="_verbose_sub", action="count", default=0,
                        help="-v: the toolkit's progress on stderr; -vv: also the solvers' logs")
-        g.add_argument("-q", "--quiet", dest="_quiet_sub", action="store_true", help="errors only on stderr")
+        g.add_argument("-q", "--quiet", dest="_quiet_sub", action="store_true", help="no warnings or progress on stderr")
     for a in p._actions:
         if isinstance(a, argparse._SubParsersAction):
             for child in a.choices.values():
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=version_text())
     ap.add_argument("-v", "--verbose", dest="_verbose_top", action="count", default=0,
                     help="-v: the toolkit's progress on stderr; -vv: also the solvers' logs")
-    ap.add_argument("-q", "--quiet", dest="_quiet_top", action="store_true", help="errors only on stderr")
+    ap.add_argument("-q", "--quiet", dest="_quiet_top", action="store_true", help="no warnings or progress on stderr")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
@@ -82,20 +82,23 @@ def verbosity(args) -> int:
 
 
 def configure_logging(level: int) -> None:
-    """Log levels for a verbosity (see ``verbosity``); solver and Dask logs only at 2.
+    """Log levels for a verbosity (see ``verbosity``): the root logger at WARNING (ERROR with -q, INFO with
+    -vv, which lets the solvers' and Dask's INFO logs through), ``bace_opt.*`` at INFO from -v on.
 
-    Dask reads its logging levels from its config when ``distributed`` is imported (in this process and in
-    every worker it spawns), so the environment variable is set before any import of it.
+    Dask configures its own loggers from its config when ``distributed`` is imported (in this process and in
+    every worker it spawns), so below -vv the environment variable that config reads is set before any import.
+    A root logger that already has handlers (an embedding program, pytest) keeps them.
     """
     root = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.WARNING, 2: logging.INFO}[level]
-    logging.basicConfig(level=root, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr, force=True)
-    logging.getLogger("bace_opt").setLevel({-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO,
-                                             2: logging.DEBUG}[level])
+    logging.basicConfig(level=root, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.getLogger().setLevel(root)
+    logging.getLogger("bace_opt").setLevel(logging.INFO if level == 1 else logging.NOTSET)
     if level < 2:
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
-    for name in ("distributed", "pyomo", "ortools"):
-        logging.getLogger(name).setLevel(logging.NOTSET if level >= 2 else
-                                         logging.WARNING if level >= 0 else logging.ERROR)
+        if "distributed" in sys.modules:  # already configured in this process
+            logging.getLogger("distributed").setLevel(logging.WARNING)
+    elif os.environ.get("DASK_LOGGING__DISTRIBUTED") == "warning":
+        del os.environ["DASK_LOGGING__DISTRIBUTED"]
 
 
 def _default_sigpipe() -> None:
