@@ -204,11 +204,10 @@ def test_bench_results_resolved_against_the_project(tmp_path, monkeypatch):
     assert results_dir() == ROOT / "benchmarks" / "results"
     monkeypatch.setenv("BACE_OPT_RESULTS", str(tmp_path))
     assert results_dir() == tmp_path
-    # from another folder, the report reads the project's results (none is created in the current folder)
-    r = py_m("bench", "--suite", "gap", "--size", "small", "--no-run", cwd=tmp_path,
-             env={"BACE_OPT_RESULTS": ""})
+    # from another folder, bench looks in the project's results folder (a size with no results file: nothing read)
+    r = py_m("bench", "--suite", "gap", "--size", "large", "--no-run", cwd=tmp_path, env={"BACE_OPT_RESULTS": ""})
     assert r.returncode == 0, r.stderr
-    assert "no results yet" not in r.stdout and "| size | method |" in r.stdout
+    assert f"(no results yet: {ROOT / 'benchmarks' / 'results' / 'gap-large.csv'})" in r.stdout
     assert not (tmp_path / "benchmarks").exists()
 
 
