@@ -7,10 +7,13 @@ So a run from any folder of the checkout adds to the same results files.
 """
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 from ..errors import InputError
+
+log = logging.getLogger("bace_opt.cli.bench")
 
 
 def add_parser(sub):
@@ -56,6 +59,7 @@ def run(args) -> int:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
     out = Path(args.out) if args.out else results_dir() / f"{args.suite}-{args.size}.csv"
     if not args.no_run:
+        log.info("suite %s/%s: %d runs, results in %s", args.suite, args.size, len(specs), out)
         c = run_specs(specs, out, workers=args.workers, dask_address=args.dask, progress=False if getattr(args, "verbosity", 0) < 0 else args.progress)
         print(f"{args.suite}/{args.size}: {c['total']} runs, {c['skipped']} already in {out}, ran {c['ran']} "
               f"({c['failed']} failed)")
