@@ -40,6 +40,17 @@ def version_text() -> str:
     return f"bace-opt {__version__} ({', '.join(parts)})"
 
 
+class _Version(argparse.Action):
+    """``--version``: one unwrapped line on stdout (argparse's own action wraps it to the terminal's width)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
 def add_common(p: argparse.ArgumentParser) -> None:
     """-v/-q on a sub-command's parser (and on the parsers of its own sub-commands, e.g. generate's families)."""
     if not any("--quiet" in a.option_strings for a in p._actions):
@@ -56,7 +67,7 @@ def add_common(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="bace-opt", description="Schedule LLM training jobs across geo-distributed "
                                  "cloud regions: instances, exact models, heuristics, simulator, evaluator.")
-    ap.add_argument("--version", action="version", version=version_text())
+    ap.add_argument("--version", action=_Version, help="print the version of bace-opt and its solvers, and exit")
     ap.add_argument("-v", "--verbose", dest="_verbose_top", action="count", default=0,
                     help="-v: the toolkit's progress on stderr; -vv: also the solvers' logs")
     ap.add_argument("-q", "--quiet", dest="_quiet_top", action="store_true", help="no warnings or progress on stderr")
