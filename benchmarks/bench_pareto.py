@@ -44,7 +44,7 @@ def run(inst, time_limit):
             continue
         rows.append({"instance": inst.name, "kind": "P2 front" if f["nondominated"] else "P2 (dominated)",
                      "name": f"mu={f['mu_s_per_usd']:.4g}", "avg_jct_s": f["avg_jct_s"],
-                     "cost_usd": f["total_cost_usd"], "status": f["status"], "gap": f["gap"]})
+                     "cost_usd": f["objective_cost_usd"], "status": f["status"], "gap": f["gap"]})
     return pd.DataFrame(rows)
 
 

@@ -54,7 +54,7 @@ def _claims() -> list[Claim]:
         out.append(Claim(f"jct-vs-{base}", f"BACE-Pipe's average JCT against {base.upper()}", "bace-pipe", base,
                          "jct", -64.7, -27.9, "main"))
     for base in BASELINES:
-        out.append(Claim(f"cost-vs-{base}", f"BACE-Pipe's electricity cost against {base.upper()}", "bace-pipe",
+        out.append(Claim(f"cost-vs-{base}", f"BACE-Pipe's cost against {base.upper()}", "bace-pipe",
                          base, "cost", -30.6, -12.6, "main"))
     out.append(Claim("paradox-ldf", "cross-region paradox: CR-LDF's JCT above LDF's", "cr-ldf", "ldf", "jct",
                      28.8, 28.8, "main"))
@@ -239,20 +239,24 @@ def _fmt_change(r) -> str:
 
 
 def mechanism_table(m: pd.DataFrame) -> pd.DataFrame:
-    """Per regime: the mechanism figures of BACE-Pipe and the baselines (peak link use, stall hours,
-    energy-weighted price, unfinished jobs), from the JCT-vs-baseline claims."""
+    """Per regime: BACE-Pipe's and each baseline's peak link use (%), stall hours and unfinished jobs
+    (``peak% / stall h / unfinished``), BACE-Pipe's energy-weighted price, and BACE-Pipe's JCT change against
+    the baseline closest to it among those that finished the same jobs (from the JCT-vs-baseline claims)."""
     g = m[m["claim"].str.startswith("jct-vs-")]
     rows = []
+
+    def cell(util, stall_h, unfinished):
+        u = "-" if math.isnan(util) else f"{100 * util:.0f}%"
+        return f"{u} / {stall_h:.1f} h / {unfinished:.0f}"
     for label, grp in g.groupby("regime", sort=False):
         first = grp.iloc[0]
-        row = {"regime": label, "bace_peak_link_util": first["peak_link_util_a"],
-               "bace_stall_h": first["stall_h_a"], "bace_price": first["price_a"],
-               "bace_unfinished": first["unfinished_a"]}
+        row = {"regime": label,
+               "bace-pipe": cell(first["peak_link_util_a"], first["stall_h_a"], first["unfinished_a"]),
+               "bace_price_usd_per_kwh": first["price_a"]}
         for _, r in grp.iterrows():
             base = r["claim"].removeprefix("jct-vs-")
-            row[f"{base}_peak_util"] = r["peak_link_util_b"]
-            row[f"{base}_unfinished"] = r["unfinished_b"]
-        row["bace_jct_vs_best_comparable_pct"] = _best(grp)
+            row[base] = cell(r["peak_link_util_b"], r["stall_h_b"], r["unfinished_b"])
+        row["bace_jct_vs_closest_pct"] = _best(grp)
         rows.append(row)
     return pd.DataFrame(rows).sort_values("regime")
 

@@ -336,11 +336,11 @@ def regimes_report(df: pd.DataFrame, plots_dir=None) -> str:
            "evaluator's.\n\n" + _md(C.claims_map(m), ".3g")]
     mech = C.mechanism_table(m)
     out.append("### Mechanism figures per regime (mean over seeds)\n\n"
-               "bace_peak_link_util: BACE-Pipe's peak reserved/capacity over link directions; stall_h: hours "
-               "that communication-bound hops added to run times; price: energy-weighted electricity price "
-               "(USD/kWh); unfinished: jobs never started; bace_jct_vs_best_comparable_pct: BACE-Pipe's JCT "
-               "change against the baseline closest to it among those that finished the same jobs.\n\n"
-               + _md(mech.set_index("regime"), ".3g"))
+               "Per policy: peak link use (largest reserved/capacity of any link) / hours that "
+               "communication-bound hops added to run times (stall) / jobs never started. "
+               "bace_price_usd_per_kwh: BACE-Pipe's energy-weighted electricity price; bace_jct_vs_closest_pct: "
+               "BACE-Pipe's JCT change against the baseline closest to it among those that finished the same "
+               "jobs.\n\n" + _md(mech.set_index("regime"), ".3g"))
     if plots_dir:
         for name in C.plot_heatmaps(m, Path(plots_dir)):
             out.append(f"![{name}]({name})")

@@ -54,7 +54,7 @@ def _build(family: str, seed: int, a: dict):
 
 def p1_heuristic(inst, policy: str, **options):
     """One decision of ``policy`` at P1's decision time t0 (the latest arrival), every resource free; the
-    jobs it does not start are ``blocked``.  Returns a priced Schedule."""
+    jobs it does not start are ``not_started``.  Returns a priced Schedule."""
     from ..evaluate import make_schedule
     from ..policies import get_policy
     from ..policies.base import ClusterState
@@ -64,14 +64,14 @@ def p1_heuristic(inst, policy: str, **options):
     queue = [j for j in inst.jobs if j.arrival_s <= t0]
     plans = list(pol.decide(t0, queue, ClusterState.empty(inst, t0)))
     started = {p.name for p in plans}
-    plans += [JobPlan(j.name, "blocked") for j in inst.jobs if j.name not in started]
+    plans += [JobPlan(j.name, "not_started") for j in inst.jobs if j.name not in started]
     return make_schedule(inst, plans, method=f"p1-heur:{policy}", meta={"t0_s": t0})
 
 
 #: the evaluator's metrics copied into a results row when the evaluator reports them
 MECHANISM_METRICS = ("peak_link_utilisation", "mean_link_utilisation", "links_used", "total_stall_s",
                      "total_energy_kwh", "energy_weighted_price_usd_per_kwh", "idle_electricity_usd",
-                     "total_electricity_incl_idle_usd")
+                     "total_electricity_incl_idle_usd", "jobs_not_started", "jobs_comm_bound")
 #: a link whose peak reservation is within this fraction of its capacity counts as tight
 TIGHT = 1e-6
 

@@ -9,9 +9,10 @@ import json
 import logging
 
 from ..errors import InputError
+from ..evaluate import format_metrics
 from ..instance import load_instance
 from ..policies import available, describe
-from ._format import short, unit_of
+from .._format import short
 
 log = logging.getLogger("bace_opt.cli.simulate")
 
@@ -83,8 +84,8 @@ def run(args) -> int:
         return 0
     print(f"{inst.name}: policy {sched.method}, {args.mode} mode, {sched.meta['events']} events, "
           f"{sched.meta['decisions']} decisions")
-    for k, v in sched.metrics.items():
-        print(f"{k}: {short(v, unit_of(k))}")
+    for line in format_metrics(sched.metrics):
+        print(line)
     if not args.no_hol:
         print(f"total_hol_blocked_s: {short(sched.meta['total_hol_blocked_s'], 's')}")
     if args.jobs:

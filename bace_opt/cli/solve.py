@@ -5,9 +5,10 @@ import json
 import logging
 
 from ..errors import InputError
+from ..evaluate import MONEY_KEYS, format_metrics
 from ..instance import load_instance
 from ..schedule import load_schedule
-from ._format import pct, short, unit_of
+from .._format import pct, short, unit_of
 
 log = logging.getLogger("bace_opt.cli.solve")
 
@@ -84,7 +85,7 @@ def run(args) -> int:
     sched.save(args.output)
     log.info("wrote %s", args.output)
     s = sched.solver
-    d = summary(args, sched)
+    d = summary(args, sched, inst)
     if args.json:
         print(json.dumps(d, indent=1))
     else:
@@ -109,7 +110,7 @@ def objective_unit(problem: str, solver_info) -> tuple[str | None, str]:
     return None, "objective"
 
 
-def summary(args, sched) -> dict:
+def summary(args, sched, inst) -> dict:
     """What solve reports, as one dict (the --json output; the text summary prints the same)."""
     s, m = sched.solver, sched.metrics
     unit, meaning = objective_unit(args.problem, s)
@@ -125,6 +126,7 @@ def summary(args, sched) -> dict:
         d["t0_s"] = sched.meta["t0"]
         d["cost_at_t0_usd"] = sched.meta.get("cost_at_t0_usd")
         d["evaluated_cost_usd"] = sched.meta.get("evaluated_cost_usd")
+        d["p1_cost_counts_egress"] = bool(inst.objective.egress)
     return d
 
 
@@ -145,9 +147,18 @@ def print_summary(d: dict) -> None:
         if d["message"]:
             print(f"message: {d['message']}")
     m = d["metrics"]
-    print(f"jobs started: {m.get('jobs_done')}   blocked: {m.get('jobs_blocked')}   "
-          f"unscheduled: {m.get('jobs_unscheduled')}")
+    if d["problem"] == "placement":
+        print(f"jobs started: {m.get('jobs_done')}   not started: {m.get('jobs_not_started')}   "
+              f"unscheduled (arrive after t0): {m.get('jobs_unscheduled')}")
+    else:
+        print(f"jobs done: {m.get('jobs_done')}   unscheduled: {m.get('jobs_unscheduled')}")
+    print("the evaluator's figures:")
+    for line in format_metrics(m, links=False, keys=MONEY_KEYS + (
+            "total_electricity_incl_idle_usd", "avg_jct_s", "peak_link_utilisation", "total_stall_s")):
+        print("  " + line)
     if "t0_s" in d:
-        print(f"t0: {short(d['t0_s'], 's')}   cost at t0 prices: {short(d['cost_at_t0_usd'], 'USD')}   "
-              f"evaluator's cost: {short(d['evaluated_cost_usd'], 'USD')}")
+        what, key = (("electricity + egress", "total_cost_usd") if d["p1_cost_counts_egress"]
+                     else ("electricity only: objective.egress is off", "total_electricity_usd"))
+        print(f"P1 cost objective ({what}): {short(d['cost_at_t0_usd'], 'USD')} at t0 = {short(d['t0_s'], 's')} "
+              f"prices; {short(d['evaluated_cost_usd'], 'USD')} priced over each run by the evaluator (= {key})")
     print(f"wrote {d['output']}")

@@ -43,8 +43,8 @@ def short(v, unit: str | None = None, digits: int = 4) -> str:
 
 def unit_of(name: str) -> str | None:
     """The unit a figure's name carries (``*_s`` seconds, ``*_usd`` USD, ``*_kwh``, ``*_gbps``; jobs_* jobs)."""
-    for suffix, unit in (("_usd", "USD"), ("_s", "s"), ("_kwh", "kWh"), ("_gbps", "Gbit/s"), ("_h", "h"),
-                         ("_pct", "%")):
+    for suffix, unit in (("_usd_per_kwh", "USD/kWh"), ("_s_per_usd", "s/USD"), ("_usd", "USD"), ("_s", "s"),
+                         ("_kwh", "kWh"), ("_gbps", "Gbit/s"), ("_h", "h"), ("_pct", "%")):
         if name.endswith(suffix):
             return unit
     if name.startswith("jobs_"):
