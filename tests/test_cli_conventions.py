@@ -140,7 +140,7 @@ def test_json_for_solve_simulate_evaluate_pipeline(run_main, tmp_path):
 
 
 def test_short_formatting():
-    from bace_opt.cli._format import pct, short
+    from bace_opt._format import pct, short
     assert short(20.5978139, "s") == "20.6 s"
     assert short(243721.179, "s") == "243,721 s (67.7 h)"
     assert short(146.308256, "USD") == "146.31 USD"

@@ -9,7 +9,7 @@ from ..errors import InputError
 from ..instance import load_instance
 from ..pipeline import KINDS, PipelineOptions, check_ops, pipeline_iteration_s
 from ..schedule import load_schedule
-from ._format import short
+from .._format import short
 
 
 def add_parser(sub):
