@@ -20,8 +20,9 @@ the jobs running at time t (GPUs used then, prices then); by default every job t
 region's label gives the peak of GPUs in use at once.
 
 The timeline has one lane per region with GPUs, as tall as its GPUs; each job's block is a bar from start
-to finish, as tall as the GPUs it holds there, stacked so that concurrent bars never overlap (so the lane's
-filled height at any time is the GPUs in use).
+to finish, as tall as the GPUs it holds there, stacked first-fit so that concurrent bars never overlap; where
+first-fit would need more height than the region has GPUs (GPUs are not contiguous), the lane is stacked per
+interval instead, so bars drop down when one below them ends and the lane never overflows.
 
 matplotlib is imported here only, lazily (the core never needs it): figures are ``matplotlib.figure.Figure``
 objects that are not registered with pyplot, so a script can draw thousands without leaking, and Jupyter
@@ -150,10 +151,13 @@ def _jupyter_figure(figsize, Figure):
 
 
 def _job_colors(names):
+    """One colour per job: tab10 up to 10 jobs, else tab20, tab20b and tab20c (60 colours) before repeating."""
     from matplotlib import colormaps
-    cmap = colormaps["tab10" if len(names) <= 10 else "tab20"]
-    n = cmap.N
-    return {name: cmap(i % n) for i, name in enumerate(names)}
+    if len(names) <= 10:
+        pal = list(colormaps["tab10"].colors)
+    else:
+        pal = [c for m in ("tab20", "tab20b", "tab20c") for c in colormaps[m].colors]
+    return {name: pal[i % len(pal)] for i, name in enumerate(names)}
 
 
 def _done_jobs(sched, at):
@@ -333,6 +337,29 @@ def _stack(bars):
     return out
 
 
+def _stack_segments(bars):
+    """Pieces (i, t0, t1, y) of ``bars`` [(start, end, height), lowest first]: between consecutive starts and
+    ends, the bars then active stacked in list order, so the stack is exactly as tall as the GPUs in use (a
+    bar drops down when one below it ends); consecutive pieces of a bar at the same height are merged."""
+    times = sorted({t for s, e, _ in bars for t in (s, e)})
+    pieces, open_ = [], {}
+    for t0, t1 in zip(times, times[1:]):
+        y, cur = 0.0, {}
+        for i, (s, e, h) in enumerate(bars):
+            if s <= t0 and e >= t1 and e > s:
+                cur[i] = y
+                y += h
+        for i, (ts, yy) in list(open_.items()):
+            if cur.get(i) != yy:
+                pieces.append((i, ts, t0, yy))
+                del open_[i]
+        for i, yy in cur.items():
+            open_.setdefault(i, (t0, yy))
+    for i, (ts, yy) in open_.items():
+        pieces.append((i, ts, times[-1], yy))
+    return pieces
+
+
 def plot_timeline(inst, sched, ax=None, title: str | None = None, legend: bool = True):
     """Per region with GPUs, a lane as tall as its GPUs; each job's block a bar (start to finish, GPUs held)."""
     from matplotlib.patches import Rectangle
@@ -361,10 +388,21 @@ def plot_timeline(inst, sched, ax=None, title: str | None = None, legend: bool =
                 if b.region == r.name:
                     bars.append((j, b, j.start_s or 0.0, j.finish_s if j.finish_s is not None else finish,
                                  b.stages * g))
-        offs = _stack([(s, e, h) for _, _, s, e, h in bars])
-        for (j, b, s, e, h), o in zip(bars, offs):
+        spans = [(s, e, h) for _, _, s, e, h in bars]
+        offs = _stack(spans)
+        if all(o + h <= r.gpus + 1e-9 for o, (_, _, h) in zip(offs, spans)):
+            pieces = [(i, s, e, o) for i, ((s, e, _), o) in enumerate(zip(spans, offs))]
+        else:  # first-fit would draw above the lane: stack per interval instead (exact, bars may drop)
+            pieces = _stack_segments(spans)
+        longest = {}
+        for i, s, e, o in pieces:
+            j, h = bars[i][0], bars[i][4]
             ax.add_patch(Rectangle((s / scale, yb + o / r.gpus), (e - s) / scale, h / r.gpus, fc=colors[j.name],
                                    ec="white", lw=0.5, zorder=2))
+            if e - s > longest.get(i, (0.0,))[0]:
+                longest[i] = (e - s, s, e, o)
+        for i, (_, s, e, o) in longest.items():
+            j, h = bars[i][0], bars[i][4]
             label = f"{j.name} ({h})"
             if (e - s) / finish > 0.009 * len(label) and h / r.gpus > 0.18:  # only where the label fits
                 ax.text((s + e) / 2 / scale, yb + (o + h / 2) / r.gpus, label, ha="center",

@@ -90,6 +90,25 @@ def test_timeline_bars_never_overlap(bars):
         assert max(o + b[2] for o, b in zip(offs, bars)) == sum(b[2] for b in bars)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(1, 10), st.integers(1, 5)), min_size=1, max_size=12))
+def test_interval_stacking_is_exact(bars):
+    """Per interval: pieces never overlap, the stack is as tall as the bars then active, each bar is covered."""
+    bars = [(float(s), float(s + d), float(h)) for s, d, h in bars]
+    pieces = bp._stack_segments(bars)
+    for i, (s, e, h) in enumerate(bars):
+        mine = sorted((t0, t1) for k, t0, t1, _ in pieces if k == i)
+        assert mine[0][0] == s and mine[-1][1] == e
+        assert all(a[1] == b[0] for a, b in zip(mine, mine[1:]))      # contiguous cover of [s, e]
+    times = sorted({t for s, e, _ in bars for t in (s, e)})
+    for t0, t1 in zip(times, times[1:]):
+        mid = (t0 + t1) / 2
+        active = [(y, y + bars[k][2]) for k, a, b, y in pieces if a <= mid < b]
+        assert max((y1 for _, y1 in active), default=0.0) == sum(h for s, e, h in bars if s <= mid < e)
+        active.sort()
+        assert all(a[1] <= b[0] + 1e-9 for a, b in zip(active, active[1:]))
+
+
 def texts(fig):
     return [t.get_text() for ax in fig.axes for t in ax.texts]
 
