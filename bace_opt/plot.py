@@ -113,12 +113,17 @@ def _layout(inst) -> dict[str, tuple[float, float]]:
 
 # ---------------------------------------------------------------------- figure helpers
 
-def _new_figure(figsize, ncols=1, width_ratios=None):
+def _require_matplotlib() -> None:
     try:
-        from matplotlib.figure import Figure
+        import matplotlib  # noqa: F401
     except ImportError as e:
-        raise BaceOptError(f"plotting needs matplotlib (pip install 'bace-opt[notebooks]' or matplotlib): {e}") \
-            from e
+        raise BaceOptError(f"plotting needs matplotlib (pip install matplotlib, or the extra "
+                           f"bace-opt[notebooks]): {e}") from e
+
+
+def _new_figure(figsize, ncols=1, width_ratios=None):
+    _require_matplotlib()
+    from matplotlib.figure import Figure
     if "IPython" in sys.modules:
         fig = _jupyter_figure(figsize, Figure)
         if fig is not None:
@@ -203,7 +208,9 @@ def plot_placement(inst, sched, at: float | None = None, ax=None, title: str | N
     ``at``: show only the jobs running at that time (s), with the GPUs used and prices then; default every job
     that ran, with each region's peak GPUs in use.  ``ax``: draw into this matplotlib Axes; returns the Figure.
     """
+    _require_matplotlib()
     from matplotlib import colormaps
+    from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
     if ax is None:
         fig, (ax,) = _new_figure((10.5, 7.5))
@@ -291,7 +298,7 @@ def plot_placement(inst, sched, at: float | None = None, ax=None, title: str | N
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.09), fontsize=7, frameon=False,
                   ncol=2 if len(handles) > 4 else 1, title="job [region:stages → ...] (tags: stages per region),"
                   " reserved Gbit/s per hop", title_fontsize=7)
-    sm = __import__("matplotlib.cm", fromlist=["ScalarMappable"]).ScalarMappable(norm=norm, cmap=cmap)
+    sm = ScalarMappable(norm=norm, cmap=cmap)
     cb = fig.colorbar(sm, ax=ax, shrink=0.5, pad=0.01, location="right")
     cb.set_label("electricity price (USD/kWh)" + (f" at t = {at / 3600:.3g} h" if at is not None else " at t = 0"),
                  fontsize=7)
@@ -362,6 +369,7 @@ def _stack_segments(bars):
 
 def plot_timeline(inst, sched, ax=None, title: str | None = None, legend: bool = True):
     """Per region with GPUs, a lane as tall as its GPUs; each job's block a bar (start to finish, GPUs held)."""
+    _require_matplotlib()
     from matplotlib.patches import Rectangle
     if ax is None:
         fig, (ax,) = _new_figure((10.0, 0.6 + 0.75 * max(1, sum(1 for r in inst.regions if r.gpus > 0))))
@@ -434,10 +442,6 @@ def plot_schedule(inst, sched, kind: str = "both", at: float | None = None):
     if kind != "both":
         raise InputError(f"plot kind must be placement, timeline or both, got {kind!r}")
     n_lanes = max(1, sum(1 for r in inst.regions if r.gpus > 0))
-    try:
-        from matplotlib.figure import Figure  # noqa: F401
-    except ImportError as e:
-        raise BaceOptError(f"plotting needs matplotlib: {e}") from e
     n_jobs = sum(1 for j in sched.jobs if j.status == "done" and j.blocks)
     map_h = 6.0 + 0.2 * math.ceil(n_jobs / 2) + 0.5     # the map, and its legend of jobs below it
     lanes_h = 0.8 + 0.75 * n_lanes

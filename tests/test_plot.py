@@ -165,3 +165,17 @@ def test_cli_plot_png_svg_and_bad_output(cli, tmp_path):
     sp.write_text(json.dumps(d))
     r = cli("plot", ip, sp, "-o", tmp_path / "x.png")
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_core_never_imports_matplotlib_and_says_so_when_missing(monkeypatch):
+    import subprocess
+    import sys
+    code = ("import sys, bace_opt, bace_opt.plot, bace_opt.cli.main; bace_opt.cli.main.build_parser(); "
+            "print('matplotlib' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip() == "False", r.stderr
+    inst = inst4()
+    sched = two_jobs(inst)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(bo.BaceOptError, match="needs matplotlib"):
+        sched.plot(inst)
