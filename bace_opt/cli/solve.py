@@ -79,7 +79,9 @@ def run(args) -> int:
     log.info("loaded %s: %d regions, %d jobs; solving %s with %s (time limit %s)", inst.name, len(inst.regions),
              len(inst.jobs), "P1" if args.problem == "placement" else "P2", args.solver,
              short(args.time_limit, "s"))
-    log_output = bool(args.log or getattr(args, "verbosity", 0) >= 2)
+    # -vv: HiGHS's log already reaches the logger through pyomo (at INFO); the other back ends write theirs to
+    # stdout when asked, which --json keeps clean of
+    log_output = bool(args.log or (getattr(args, "verbosity", 0) >= 2 and args.solver != "highs" and not args.json))
     sched = solve(inst, problem=args.problem, solver=args.solver, time_limit=args.time_limit, mu=args.mu,
                   gap=args.gap, threads=args.threads, log_output=log_output, warm_start=warm, **kw)
     sched.save(args.output)
