@@ -238,8 +238,8 @@ def plot_placement(inst, sched, at: float | None = None, ax=None, title: str | N
                 solid_capstyle="round")
 
     # jobs: routes of their hops, offset per job perpendicular to each segment
-    n = max(len(colors), 1)
-    order = {name: i for i, name in enumerate(colors)}
+    n = max(len(jobs), 1)                       # offsets among the jobs drawn
+    order = {j.name: i for i, j in enumerate(jobs)}
     off_unit = 0.008 * span
     for j in jobs:
         c = colors[j.name]
@@ -250,7 +250,7 @@ def plot_placement(inst, sched, at: float | None = None, ax=None, title: str | N
                 dx, dy = x2 - x1, y2 - y1
                 d = math.hypot(dx, dy) or 1.0
                 ox, oy = -dy / d * off_unit * k, dx / d * off_unit * k
-                ax.annotate("", xy=(x2 + ox, y2 + oy), xytext=(x1 + ox, y1 + oy), zorder=3,
+                ax.annotate("", xy=(x2 + ox, y2 + oy), xytext=(x1 + ox, y1 + oy), zorder=6.5,
                             arrowprops=dict(arrowstyle="-|>", color=c, lw=1.8, shrinkA=6, shrinkB=6,
                                             mutation_scale=9))
 
