@@ -120,6 +120,7 @@ class Instance:
     jobs: tuple[Job, ...]
     objective: Objective = Objective()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    optical: Any = None             # optional optical layer: bace_opt.optical.OpticalNetwork (see _parse_optical)
 
     def __post_init__(self):
         # Accept lists/dicts from code; store immutable containers.  Validate like a file would be.
@@ -168,6 +169,8 @@ class Instance:
             jobs.append(d)
         out["jobs"] = jobs
         out["objective"] = {"egress": self.objective.egress}
+        if self.optical is not None:
+            out["optical"] = self.optical.to_dict()
         return out
 
     def to_json(self) -> str:
@@ -297,7 +300,7 @@ def load_instance(path) -> Instance:
 def _parse(data: Any, source: str | None) -> Instance:
     p = C.Problems()
     top = C.obj(p, "", data, {"schema", "name", "gpu_types", "reference_gpu", "regions", "links", "jobs"},
-                {"meta", "objective"})
+                {"meta", "objective", "optical"})
     if top is None:
         p.raise_if_any(source)
     if "schema" in top and top["schema"] != SCHEMA:
@@ -430,9 +433,10 @@ def _parse(data: Any, source: str | None) -> Instance:
     if regions and not p:
         _check_topology(p, regions, links)
         _check_jobs_fit(p, gpu_types, regions, raw_jobs, jobs)
+    optical = _parse_optical(p, top, regions, rnames)
     p.raise_if_any(source)
     return Instance(name=name, gpu_types=gpu_types, reference_gpu=ref, regions=tuple(regions), links=tuple(links),
-                    jobs=tuple(jobs), objective=objective, meta=meta)
+                    jobs=tuple(jobs), objective=objective, meta=meta, optical=optical)
 
 
 def _parse_series(p: C.Problems, w: str, s: Any) -> PriceSeries | None:
@@ -489,3 +493,16 @@ def _check_jobs_fit(p: C.Problems, gpu_types: dict, regions: list[Region], raw_j
                 p.add(w + ".memory_gb", f"needs {j.memory_gb:g} GB per GPU; no region's GPU type has that much")
             elif cap < j.gpus:
                 p.add(w, f"job {j.name!r} needs {j.gpus} GPUs with >= {j.memory_gb:g} GB, only {cap} exist")
+
+
+# ---------------------------------------------------------------------- optical layer (issue 12)
+
+def _parse_optical(p: C.Problems, top: dict, regions: list[Region], rnames: set[str]):
+    """The optional ``optical`` section (bace_opt.optical.network, models/optical.md section 1): fibres between
+    regions with lengths, slots per link, guard slots, k paths, modulation; every problem with its field path,
+    including region pairs with GPUs that no fibre path (within a modulation's reach) joins."""
+    if "optical" not in top:
+        return None
+    from .optical.network import parse_optical
+    compute = [r.name for r in regions if r.gpus > 0]
+    return parse_optical(p, "optical", top["optical"], region_names=sorted(rnames), compute_regions=compute)

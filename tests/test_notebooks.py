@@ -14,9 +14,10 @@ NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
 DRAWS = ("plt.show()", ".plot(inst", "plot_placement(", "plot_timeline(", "Image(")
 
 
-def test_the_first_three_notebooks_are_there():
+def test_the_notebooks_are_there():
     names = [p.name for p in NOTEBOOKS]
-    assert {"01-quickstart.ipynb", "02-optimality-gaps.ipynb", "03-paper-reproduction.ipynb"} <= set(names)
+    assert {"01-quickstart.ipynb", "02-optimality-gaps.ipynb", "03-paper-reproduction.ipynb",
+            "04-optical-cba.ipynb"} <= set(names)
 
 
 def drawing_cells(nb):

@@ -42,7 +42,7 @@ def report(suite: str, path, markdown_path=None) -> str:
     if df.empty:
         return "(no rows)"
     fn = {"gap": gap_report, "solvers": solvers_report, "paper": paper_report,
-          "regimes": regimes_report}.get(suite, generic_report)
+          "regimes": regimes_report, "optical": _optical}.get(suite, generic_report)
     plots_dir = Path(markdown_path).parent if markdown_path else None
     text = fn(df, plots_dir)
     errors = df[df["status"] == "error"]
@@ -345,6 +345,11 @@ def regimes_report(df: pd.DataFrame, plots_dir=None) -> str:
         for name in C.plot_heatmaps(m, Path(plots_dir)):
             out.append(f"![{name}]({name})")
     return "\n\n".join(out)
+
+
+def _optical(df: pd.DataFrame, plots_dir=None) -> str:
+    from ..optical.bench import optical_report
+    return optical_report(df, plots_dir)
 
 
 def generic_report(df: pd.DataFrame, plots_dir=None) -> str:

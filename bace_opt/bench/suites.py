@@ -170,6 +170,54 @@ def _realistic(size: str) -> list[RunSpec]:
     return out
 
 
+# The optical layer and CBA (bace_opt.optical.bench): blocking versus load for every RSA policy on NSFNET;
+# CBA against KSP-FF / SD-FF across models, schedules and micro-batch counts; the exact slot assignment's gap.
+OPTICAL_SIZES = {"small": dict(requests=5_000, loads=[100, 200], mbs=[16, 64], seeds=[1], iterations=5,
+                                backgrounds=[60], exact_iterations=3),
+                 "full": dict(requests=100_000, loads=[50, 100, 150, 200, 300], mbs=[16, 32, 64, 128],
+                              seeds=[1, 2, 3], iterations=20, backgrounds=[60, 5], exact_iterations=10,
+                              sensitivity=[0, 10, 20, 40])}
+
+
+@suite("optical", "RSA blocking vs load on NSFNET, CBA vs KSP-FF/SD-FF, exact slot assignment gap", ("small", "full"))
+def _optical(size: str) -> list[RunSpec]:
+    from ..optical.rsa import RSA_POLICIES
+    c = OPTICAL_SIZES[size]
+    out = []
+    topo = {"topology": "nsfnet", "slots": 100, "k": 5, "sizes": "uniform:1:8", "holding": 1.0}
+    # KSP-MU (numpy slot counts per request, ~0.5 ms) stays out of the 100,000-request sweep
+    for pol in [p for p in RSA_POLICIES if size == "small" or p != "ksp-mu"]:
+        for load in c["loads"]:
+            out.append(RunSpec("optical", "optical", f"nsfnet-{load}E", 1, f"optical-sweep:{pol}",
+                               dict(topo, load=load, requests=c["requests"])))
+    schemes = ("ksp-ff", "ksp-ff+cba", "sd-ff", "sd-ff+cba")
+    for bg in c["backgrounds"]:
+        for wl in ("llama3-8b", "llama3-70b"):
+            for sch in ("gpipe", "1f1b"):
+                for mb in c["mbs"]:
+                    ia = {"topology": "nsfnet", "slots": 80, "k": 4, "workload": wl, "schedule": sch,
+                          "microbatches": mb, "iterations": c["iterations"], "bg_count": bg}
+                    for seed in c["seeds"]:
+                        for s in schemes:
+                            out.append(RunSpec("optical", "optical", f"{wl}-{sch}-{mb}-bg{bg}", seed,
+                                               f"optical-cba:{s}", ia))
+                ia = {"topology": "nsfnet", "slots": 80, "k": 4, "workload": wl, "schedule": sch, "microbatches": 64,
+                      "iterations": c["exact_iterations"], "bg_count": bg}
+                for s in schemes:
+                    for solver in ("highs", "cpsat"):
+                        out.append(RunSpec("optical", "optical", f"{wl}-{sch}-64-bg{bg}", 1,
+                                           f"optical-exact:{s}:{solver}", ia, {"time_limit": 60}))
+    # how CBA's gain depends on the background load (main case, both schedules)
+    for bg in c.get("sensitivity", []):
+        for sch in ("gpipe", "1f1b"):
+            ia = {"topology": "nsfnet", "slots": 80, "k": 4, "workload": "llama3-8b", "schedule": sch,
+                  "microbatches": 64, "iterations": c["iterations"], "bg_count": bg}
+            for seed in c["seeds"]:
+                for s in schemes:
+                    out.append(RunSpec("optical", "optical", f"llama3-8b-{sch}-64-bg{bg}", seed, f"optical-cba:{s}", ia))
+    return out
+
+
 # ---------------------------------------------------------------------- regimes: where the paper's claims hold
 # The paper family across network regimes and loads.  A regime is (bandwidth source, bandwidth scale, jobs,
 # arrivals[, GPU scale]); its label is the row's ``size``, e.g. ``nominal-x0.03-24j-batch``.  Nominal links

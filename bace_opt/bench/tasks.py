@@ -136,6 +136,10 @@ def git_commit() -> str:
         return ""
 
 
+class _Done(Exception):
+    """The optical rows are complete without the evaluator (they carry no job schedule)."""
+
+
 def execute(spec: RunSpec) -> dict:
     """Run one spec; never raises (a failure becomes a row with status 'error')."""
     from ..evaluate import evaluate
@@ -145,6 +149,10 @@ def execute(spec: RunSpec) -> dict:
            "options": json.dumps({"instance": dict(spec.instance_args), "method": dict(spec.method_args)},
                                  sort_keys=True)}
     try:
+        if spec.family == "optical":   # the optical layer and CBA: rows from bace_opt.optical.bench
+            from ..optical.bench import execute_optical
+            row.update(execute_optical(spec))
+            raise _Done
         inst = build_instance(spec)
         if spec.method.startswith("p1-nobw:"):
             # P1 with link capacities lifted: does bandwidth change the optimum?  (evaluated on that instance)
@@ -177,6 +185,8 @@ def execute(spec: RunSpec) -> dict:
             row["status"] = "done" if rep.feasible else "infeasible-schedule"
         if not rep.feasible:
             row["error"] = "; ".join(str(v) for v in rep.violations[:3])
+    except _Done:
+        pass
     except Exception as e:  # one failed run must not stop the batch: record it
         row["status"] = "error"
         row["error"] = f"{type(e).__name__}: {e}"[:500]

@@ -23,7 +23,7 @@ import sys
 
 from ..errors import BaceOptError
 
-COMMANDS = ["validate", "generate", "evaluate", "solve", "simulate", "pipeline", "bench", "plot"]
+COMMANDS = ["validate", "generate", "evaluate", "solve", "simulate", "pipeline", "bench", "optical", "plot"]
 
 
 def version_text() -> str:
