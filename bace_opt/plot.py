@@ -454,24 +454,7 @@ def plot_schedule(inst, sched, kind: str = "both", at: float | None = None):
 
 
 def save_figure(fig, path, dpi: int = 150) -> Path:
-    """Write ``fig`` as PNG or SVG (by the suffix) atomically: a temp file beside it, then renamed."""
-    import os
-    import tempfile
-    path = Path(path)
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in ("png", "svg", "pdf"):
-        raise InputError(f"-o {path}: the picture's file name must end in .png, .svg or .pdf")
-    if path.parent and not path.parent.is_dir():
-        raise InputError(f"-o {path}: folder {str(path.parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format=fmt, dpi=dpi, bbox_inches="tight")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    """Write ``fig`` as PNG, SVG or PDF (by the suffix) through the one atomic writer (bace_opt.files)."""
+    from .files import atomic_savefig, check_output
+    path = check_output(path, suffixes=(".png", ".svg", ".pdf"))
+    return atomic_savefig(fig, path, dpi=dpi, bbox_inches="tight")

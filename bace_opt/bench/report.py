@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..files import atomic_savefig
+
 PAPER_JCT = (-64.7, -27.9)     # BACE-Pipe's average-JCT change vs the four baselines (%), as published
 PAPER_COST = (-30.6, -12.6)    # total electricity cost change (%)
 PAPER_ABLATION = {"bace-pipe-no-priority": (41.9, 5.0), "bace-pipe-no-pathfinder": (52.5, 20.5),
@@ -22,7 +24,7 @@ def load(path) -> pd.DataFrame:
     version is migrated to the current columns, a line cut short is dropped)."""
     from .runner import COLUMNS, read_rows
     df = pd.DataFrame(read_rows(path), columns=COLUMNS).replace("", float("nan"))
-    df["seed"] = pd.to_numeric(df["seed"])
+    df["seed"] = pd.to_numeric(df["seed"], errors="coerce")   # a damaged cell is NaN, not a crash
     for c in ("objective", "bound", "gap", "avg_jct_s", "total_electricity_usd", "total_cost_usd", "p1_cost_usd",
               "total_run_s",
               "wall_s", "solve_s", "build_s", "jobs", "jobs_done", "jobs_blocked", "nodes", "total_egress_usd",
@@ -49,7 +51,8 @@ def report(suite: str, path, markdown_path=None) -> str:
     if len(errors):
         text += f"\n\n{len(errors)} run(s) ended in error, e.g.: {errors['error'].iloc[0]}"
     if markdown_path:
-        Path(markdown_path).write_text(text + "\n", encoding="utf-8")
+        from ..files import atomic_write
+        atomic_write(markdown_path, text + "\n")
     return text
 
 
@@ -193,7 +196,7 @@ def _plot_gap(g: pd.DataFrame, png: Path):
     ax.set_title("P1 optimality gap of one decision epoch (same admissions)")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    atomic_savefig(fig, png, dpi=110)
     plt.close(fig)
 
 
@@ -238,7 +241,7 @@ def solvers_report(df: pd.DataFrame, plots_dir=None) -> str:
         ax.legend()
         ax.grid(alpha=0.3)
         fig.tight_layout()
-        fig.savefig(Path(plots_dir) / "solver-time.png", dpi=110)
+        atomic_savefig(fig, Path(plots_dir) / "solver-time.png", dpi=110)
         plt.close(fig)
         text += "\n\n![solver time](solver-time.png)"
     return text

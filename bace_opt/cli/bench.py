@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 
 from ..errors import InputError
+from ..files import check_output
+from ._args import int_arg
 
 log = logging.getLogger("bace_opt.cli.bench")
 
@@ -24,7 +26,7 @@ def add_parser(sub):
     p.add_argument("--suite", help="suite name (see --list)")
     p.add_argument("--size", default="small", help="size label of the suite (default: small)")
     p.add_argument("-o", "--out", help="results CSV (default: <suite>-<size>.csv in " + str(results_dir()) + ")")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    p.add_argument("--workers", type=int_arg, default=1, help="local worker processes (default 1)")
     p.add_argument("--dask", metavar="ADDRESS", help="run on an existing Dask scheduler (or 'local' for a "
                                                      "LocalCluster) instead of local processes")
     p.add_argument("--report", metavar="FILE.md", help="also write the report as markdown (with plots beside it)")
@@ -51,13 +53,29 @@ def run(args) -> int:
         for name, (desc, _, sizes) in sorted(SUITES.items()):
             print(f"{name:10s} sizes: {', '.join(sizes):22s} {desc}")
         return 0 if args.list else 2
-    try:
-        specs = specs_for(args.suite, args.size)
-    except KeyError as e:
-        raise InputError(str(e.args[0])) from None
-    if args.workers < 1:
-        raise InputError(f"--workers must be >= 1, got {args.workers}")
-    out = Path(args.out) if args.out else results_dir() / f"{args.suite}-{args.size}.csv"
+    if args.no_run and args.suite in SUITES:
+        specs = []    # only the report: any size label names a results file
+    else:
+        try:
+            specs = specs_for(args.suite, args.size)
+        except KeyError as e:
+            raise InputError(str(e.args[0])) from None
+    if not 1 <= args.workers <= 1024:
+        raise InputError(f"--workers must be in 1..1024, got {args.workers}")
+    if args.out:
+        out = check_output(args.out, suffixes=(".csv",))
+    else:
+        out = results_dir() / f"{args.suite}-{args.size}.csv"
+        if not args.no_run:
+            try:
+                out.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise InputError(f"cannot create {out.parent}: {e.strerror or e}") from None
+            check_output(out, option="results file", suffixes=(".csv",))
+    if args.report:
+        check_output(args.report, option="--report", suffixes=(".md",), inputs=(out,))
+    if args.no_run and out.exists() and not out.is_file():
+        raise InputError(f"{out}: is not a file")
     if not args.no_run:
         log.info("suite %s/%s: %d runs, results in %s", args.suite, args.size, len(specs), out)
         c = run_specs(specs, out, workers=args.workers, dask_address=args.dask, progress=False if getattr(args, "verbosity", 0) < 0 else args.progress)

@@ -121,6 +121,18 @@ def _default_sigpipe() -> None:
             pass
 
 
+def _exit_now_if_solver_abandoned(code: int) -> None:
+    """After Ctrl-C, a solver thread that did not stop in time must not delay or crash the exit."""
+    from ..solvers.base import ABANDONED
+    if ABANDONED:
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:
+                pass
+        os._exit(code)
+
+
 def main(argv=None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -141,6 +153,7 @@ def main(argv=None) -> int:
         return 0
     except KeyboardInterrupt:
         print(f"bace-opt {args.command}: interrupted", file=sys.stderr)
+        _exit_now_if_solver_abandoned(130)
         return 130
     except Exception as e:  # a bug: say so plainly, no traceback unless asked
         if os.environ.get("BACE_OPT_DEBUG"):

@@ -31,13 +31,9 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    from pathlib import Path
-
+    from ..files import check_output
     from ..plot import plot_schedule, save_figure
-    out = Path(args.output).resolve()
-    for name in ("instance", "schedule"):
-        if Path(getattr(args, name)).resolve() == out:
-            raise InputError(f"-o {args.output}: that is the {name} file; an input is never overwritten")
+    check_output(args.output, suffixes=(".png", ".svg", ".pdf"), inputs=(args.instance, args.schedule))
     inst = load_instance(args.instance)
     sched = load_schedule(args.schedule)
     if sched.instance != inst.name:
