@@ -42,8 +42,10 @@ COLUMNS = [
     "total_electricity_incl_idle_usd", "per_job",
     # P1's jobs not started at t0 (before: counted in jobs_blocked), jobs with a communication-bound hop
     "jobs_not_started", "jobs_comm_bound",
+    # the P1 optimum over a heuristic's own started jobs (selection/placement split) and its decision time
+    "p1_own_set_cost_usd", "p1_own_set_status", "decision_s",
 ]
-VOLATILE_COLUMNS = {"build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit"}
+VOLATILE_COLUMNS = {"build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit", "decision_s"}
 DETERMINISTIC_COLUMNS = [c for c in COLUMNS if c not in VOLATILE_COLUMNS]
 
 
