@@ -298,7 +298,7 @@ def paper_comparisons(df: pd.DataFrame, pairs) -> pd.DataFrame:
             ok = all(c.comparable for c in cmps)
 
             def mean(attr):
-                vals = [getattr(c, attr) for c in cmps]
+                vals = [v for v in (getattr(c, attr) for c in cmps) if not math.isnan(v)]
                 return math.fsum(vals) / len(vals) if vals else float("nan")
             bad = [c for c in cmps if not c.comparable]
             rows.append({"variant": variant, "policy": a, "vs": b, "seeds": len(cmps),
