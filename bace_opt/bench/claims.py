@@ -274,7 +274,7 @@ def _best(grp) -> float:
     return float(vals.max()) if len(vals) else float("nan")
 
 
-def plot_heatmaps(m: pd.DataFrame, png_dir: Path) -> list[str]:
+def plot_heatmaps(m: pd.DataFrame, png_dir: Path, stem: str = "regimes") -> list[str]:
     """Heatmaps of BACE-Pipe's mean JCT and electricity change against each baseline, over bandwidth
     (source x scale) and load (jobs x arrivals); cells whose runs are not comparable are marked n/c."""
     import matplotlib
@@ -311,7 +311,7 @@ def plot_heatmaps(m: pd.DataFrame, png_dir: Path) -> list[str]:
         fig.colorbar(im, ax=axes, shrink=0.8, label=f"BACE-Pipe {metric} change (%)")
         fig.suptitle(f"BACE-Pipe's {metric} change against each baseline (mean over seeds; n/c: the runs "
                      f"finished different jobs)", fontsize=9)
-        name = f"regimes-{metric.lower()}-heatmap.png"
+        name = f"{stem}-{metric.lower()}-heatmap.png"
         atomic_savefig(fig, Path(png_dir) / name, dpi=110, bbox_inches="tight")
         plt.close(fig)
         names.append(name)

@@ -46,6 +46,8 @@ def report(suite: str, path, markdown_path=None) -> str:
     fn = {"gap": gap_report, "solvers": solvers_report, "paper": paper_report,
           "regimes": regimes_report, "optical": _optical}.get(suite, generic_report)
     plots_dir = Path(markdown_path).parent if markdown_path else None
+    global _PLOT_STEM
+    _PLOT_STEM = Path(markdown_path).stem if markdown_path else suite
     text = fn(df, plots_dir)
     errors = df[df["status"] == "error"]
     if len(errors):
@@ -54,6 +56,15 @@ def report(suite: str, path, markdown_path=None) -> str:
         from ..files import atomic_write
         atomic_write(markdown_path, text + "\n")
     return text
+
+
+#: plots are named after the report they belong to (``gap-small.md`` -> ``gap-small-distribution.png``), so
+#: two reports written to one folder never overwrite each other's pictures
+_PLOT_STEM = "report"
+
+
+def plot_name(what: str) -> str:
+    return f"{_PLOT_STEM}-{what}.png"
 
 
 def _md(df: pd.DataFrame, floatfmt=".3g") -> str:
@@ -173,8 +184,8 @@ def gap_report(df: pd.DataFrame, plots_dir=None) -> str:
                        "link capacities lifted (x1e6): where it starts more jobs or costs less, bandwidth changed "
                        "the optimum.\n\n" + _md(tight))
         if plots_dir:
-            _plot_gap(g, Path(plots_dir) / "gap-distribution.png")
-            out.append("![gap distribution](gap-distribution.png)")
+            _plot_gap(g, Path(plots_dir) / plot_name("distribution"))
+            out.append(f"![gap distribution]({plot_name('distribution')})")
     p2 = df[df["method"].str.startswith("p2:")]
     if not p2.empty:
         rows = []
@@ -253,9 +264,9 @@ def solvers_report(df: pd.DataFrame, plots_dir=None) -> str:
         ax.legend()
         ax.grid(alpha=0.3)
         fig.tight_layout()
-        atomic_savefig(fig, Path(plots_dir) / "solver-time.png", dpi=110)
+        atomic_savefig(fig, Path(plots_dir) / plot_name("time"), dpi=110)
         plt.close(fig)
-        text += "\n\n![solver time](solver-time.png)"
+        text += f"\n\n![solver time]({plot_name('time')})"
     return text
 
 
@@ -359,7 +370,7 @@ def regimes_report(df: pd.DataFrame, plots_dir=None) -> str:
                "BACE-Pipe's JCT change against the baseline closest to it among those that finished the same "
                "jobs.\n\n" + _md(mech.set_index("regime"), ".3g"))
     if plots_dir:
-        for name in C.plot_heatmaps(m, Path(plots_dir)):
+        for name in C.plot_heatmaps(m, Path(plots_dir), stem=_PLOT_STEM):
             out.append(f"![{name}]({name})")
     return "\n\n".join(out)
 
