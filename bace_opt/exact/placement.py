@@ -44,7 +44,7 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
                     free_gpus: Mapping[str, int] | None = None, free_gbps: Mapping[int, float] | None = None,
                     solver: str = "highs", options: SolveOptions = SolveOptions(),
                     warm_start: Sequence[JobPlan] | None = None, levels: int = 3,
-                    max_binaries: int = 2_000_000) -> PlacementResult:
+                    max_binaries: int = 2_000_000, formulation: str = "walk") -> PlacementResult:
     """Solve P1 exactly (models/placement.md): lexicographic (1) max jobs started, (2) min cost at t0 prices,
     (3) min total run time, by sequential solves (P1.17-P1.19).
 
@@ -53,11 +53,15 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
     ``solver_info.objective``/``bound``/``gap`` are those of the last level solved (the cost, level 2, by
     default reported as ``extra['cost_usd']``); ``levels`` lists every level's figures.
     A model over ``max_binaries`` binary variables is not built: status "error" with the reason.
+    ``formulation`` (MILP back ends): "walk" (default, ``placement_walk``) or "position" (``placement_milp``);
+    both have the same optimum (models/placement.md section 9).  CP-SAT has its own model.
     """
     from ..solvers import registry
     registry.require(solver)
     if levels not in (1, 2, 3):
         raise InputError(f"levels: must be 1, 2 or 3, got {levels!r}")
+    if formulation not in ("walk", "position"):
+        raise InputError(f"formulation: must be 'walk' or 'position', got {formulation!r}")
     t_start = time.perf_counter()
     data = PlacementData(inst, jobs, t0, free_gpus, free_gbps)
     if not data.jobs:
@@ -79,7 +83,7 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
         sol, lv, build_s = solve_levels_cpsat(data, options, warm_start, levels, t_start)
     else:
         from .placement_milp import solve_levels_milp
-        sol, lv, build_s = solve_levels_milp(data, solver, options, warm_start, levels, t_start)
+        sol, lv, build_s = solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation)
     return _finish(data, solver, sol, lv, build_s, t_start)
 
 

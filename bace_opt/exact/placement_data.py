@@ -206,3 +206,16 @@ def model_size(data: PlacementData) -> int:
     """Binary variables of the MILP: x, a, s, f (P1, section 8)."""
     return sum(1 + d.K * len(d.regions) + (len(d.classes) if len(d.classes) > 1 else 0)
                + (d.K - 1) * 2 * len(d.links) for d in data.jobs)
+
+
+def count_upper_bound(data: PlacementData) -> int:
+    """An upper bound of level 1 (jobs started): the most jobs whose GPU totals S_j g_j fit the free GPUs of
+    their eligible regions together (smallest totals first; every started job holds S_j g_j GPUs)."""
+    free = sum(data.free_gpus[data.region_names[r]] for r in {r for d in data.jobs for r in d.regions})
+    count, used = 0, 0
+    for need in sorted(d.job.gpus for d in data.jobs):
+        if used + need > free:
+            break
+        used += need
+        count += 1
+    return count

@@ -33,8 +33,8 @@ from typing import Mapping
 import pyomo.environ as pyo
 
 from ..instance import Instance
-from ..solvers.base import SolveOptions, SolveResult
-from .placement_data import JobData, PlacementData, identical_pairs, job_arcs
+from ..solvers.base import SolveOptions, SolveResult, Termination
+from .placement_data import JobData, PlacementData, count_upper_bound, identical_pairs, job_arcs
 from .placement_levels import LEVEL_TOL, level_record, remaining_s
 from .placement_solution import Solution, start_solution
 
@@ -358,30 +358,54 @@ def _run_backend(m, solver: str, options: SolveOptions, warm: bool, tl) -> Solve
     return solve_pyomo(m, options, backend=solver, warm_start=warm, time_limit_s=tl)
 
 
-def solve_levels_milp(data, solver, options, warm_start, levels, t_start):
+FORMULATIONS = ("walk", "position")
+
+
+def formulation_module(formulation: str):
+    """The module of a Pyomo formulation of P1: ``build_model``, ``solution_from_pyomo``,
+    ``load_solution_into_pyomo`` (position: this module; walk: ``placement_walk``)."""
+    import sys
+    if formulation == "position":
+        return sys.modules[__name__]
+    if formulation == "walk":
+        from . import placement_walk
+        return placement_walk
+    raise ValueError(f"formulation: must be one of {', '.join(FORMULATIONS)}, got {formulation!r}")
+
+
+def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation: str = "walk"):
+    """The sequential levels (P1.17-P1.19) on one Pyomo model of ``formulation``, kept between levels."""
+    fm = formulation_module(formulation)
     tb = time.perf_counter()
-    m = build_model(data)
+    m = fm.build_model(data)
     build_s = time.perf_counter() - tb
     ws = start_solution(data, warm_start)
     warm = False
-    if ws is not None:
-        load_solution_into_pyomo(m, ws)
+    if ws is not None and fm.load_solution_into_pyomo(m, ws) is not False:
         warm = registry_warm(solver)
     lv: list[dict] = []
     sol = None
     objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
+    ub1 = count_upper_bound(data)
     for level in range(1, levels + 1):
         for o in objs.values():
             o.deactivate()
         objs[level].activate()
-        res = _run_backend(m, solver, options, warm, remaining_s(options, t_start))
+        if level == 1 and ws is not None and sum(1 for v in ws.x.values() if v > 0.5) >= ub1:
+            # the MIP start already starts count_upper_bound jobs: level 1 is proven without a solve
+            res = SolveResult(solver, Termination.OPTIMAL, objective=-float(ub1), bound=-float(ub1),
+                              message="proven by the GPU-count bound (the start reaches it)")
+            pyo_count = ub1
+        else:
+            res = _run_backend(m, solver, options, warm, remaining_s(options, t_start))
+            pyo_count = None
         rec = level_record(level, res, build_s if level == 1 else 0.0)
         lv.append(rec)
         if not res.has_solution:
             if sol is None:
                 return None, lv, build_s
             break   # keep the previous level's solution
-        sol = solution_from_pyomo(m)
+        sol = ws if pyo_count is not None else fm.solution_from_pyomo(m)
         warm = registry_warm(solver)
         if level == 1:
             z1 = int(round(-res.objective))
@@ -397,10 +421,11 @@ def registry_warm(solver: str) -> bool:
     return registry.BACKENDS[solver].warm_start
 
 
-def build_level_model(data: PlacementData, level: int, fix: Mapping[int, float] | None = None):
+def build_level_model(data: PlacementData, level: int, fix: Mapping[int, float] | None = None,
+                      formulation: str = "position"):
     """The P1 model with only level ``level``'s objective active (P1.17-P1.19) and the earlier levels fixed
     at ``fix`` ({1: jobs started, 2: cost}, the cost with the LEVEL_TOL slack of the sequential scheme)."""
-    m = build_model(data)
+    m = formulation_module(formulation).build_model(data)
     objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
     for o in objs.values():
         o.deactivate()
@@ -413,11 +438,12 @@ def build_level_model(data: PlacementData, level: int, fix: Mapping[int, float] 
     return m
 
 
-def lp_relaxation_bound(data: PlacementData, level: int = 2, fix: Mapping[int, float] | None = None) -> float | None:
+def lp_relaxation_bound(data: PlacementData, level: int = 2, fix: Mapping[int, float] | None = None,
+                        formulation: str = "position") -> float | None:
     """LP relaxation (root) bound of a level's model with the earlier levels fixed at ``fix`` values
     ({1: jobs started, 2: cost}); used by the benchmark for the root gap."""
     from pyomo.contrib.appsi.solvers.highs import Highs
-    m = build_level_model(data, level, fix)
+    m = build_level_model(data, level, fix, formulation)
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(m)
     opt = Highs()
     opt.config.load_solution = False
