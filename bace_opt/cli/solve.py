@@ -5,7 +5,7 @@ from ..errors import InputError
 from ..instance import load_instance
 from ..schedule import load_schedule
 
-SOLVERS = ("highs", "cpsat", "scip", "mathopt-highs")
+SOLVERS = ("highs", "cpsat", "scip", "mathopt-highs", "race")
 
 
 def add_parser(sub):
@@ -18,7 +18,10 @@ def add_parser(sub):
     p.add_argument("--problem", choices=("placement", "schedule"), default="placement")
     p.add_argument("--solver", choices=SOLVERS, default="highs",
                    help="highs: HiGHS via Pyomo; scip / mathopt-highs: the same model via MPS and OR-Tools "
-                        "MathOpt; cpsat: OR-Tools CP-SAT model")
+                        "MathOpt; cpsat: OR-Tools CP-SAT model; race (placement): --race-members in parallel "
+                        "processes, the first proof wins")
+    p.add_argument("--race-members", default=None, metavar="A,B",
+                   help="back ends of --solver race (default highs,cpsat; e.g. highs,cpsat,scip)")
     p.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="wall-clock limit, s (default 60)")
     p.add_argument("--mu", type=float, default=0.0, metavar="X", help="P2 weight of cost, s/USD (default 0)")
     p.add_argument("--gap", type=float, default=None, metavar="G", help="relative gap to stop at (default 1e-9)")
@@ -52,6 +55,10 @@ def run(args) -> int:
     if args.warm_start:
         warm = load_schedule(args.warm_start)
     kw = {}
+    if args.race_members is not None:
+        if args.solver != "race":
+            raise InputError("--race-members applies to --solver race only")
+        kw["race_members"] = [m.strip() for m in args.race_members.split(",") if m.strip()]
     if args.t0 is not None:
         if args.problem != "placement":
             raise InputError("--t0 applies to --problem placement only")
@@ -75,7 +82,8 @@ def run(args) -> int:
 
     def fmt(v):
         return "-" if v is None else (f"{v:.9g}" if isinstance(v, float) else str(v))
-    print(f"problem: {args.problem}   solver: {args.solver}   status: {s.status if s else '-'}")
+    print(f"problem: {args.problem}   solver: {args.solver}   status: {s.status if s else '-'}"
+          + (f"   proved by: {s.extra.get('proved_by') or '-'}" if s is not None and args.solver == "race" else ""))
     if s is not None:
         print(f"objective: {fmt(s.objective)}   bound: {fmt(s.bound)}   gap: {fmt(s.gap)}")
         print(f"time: wall {fmt(s.wall_s)} s (build {fmt(s.build_s)} s, solve {fmt(s.solve_s)} s)   "

@@ -59,6 +59,8 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     if problem not in PROBLEMS:
         raise InputError(f"problem: must be one of {', '.join(PROBLEMS)}, got {problem!r}")
     opts = _options(options, time_limit, gap, threads, log_output)
+    if solver == "race" and problem != "placement":
+        raise InputError("solver 'race' (racing portfolio) applies to problem 'placement' (P1) only")
     if problem == "schedule":
         try:
             from .schedule import solve_schedule

@@ -44,7 +44,8 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
                     free_gpus: Mapping[str, int] | None = None, free_gbps: Mapping[int, float] | None = None,
                     solver: str = "highs", options: SolveOptions = SolveOptions(),
                     warm_start: Sequence[JobPlan] | None = None, levels: int = 3,
-                    max_binaries: int = 2_000_000, formulation: str = "walk") -> PlacementResult:
+                    max_binaries: int = 2_000_000, formulation: str = "walk",
+                    race_members: Sequence[str] = ("highs", "cpsat")) -> PlacementResult:
     """Solve P1 exactly (models/placement.md): lexicographic (1) max jobs started, (2) min cost at t0 prices,
     (3) min total run time, by sequential solves (P1.17-P1.19).
 
@@ -55,6 +56,8 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
     A model over ``max_binaries`` binary variables is not built: status "error" with the reason.
     ``formulation`` (MILP back ends): "walk" (default, ``placement_walk``) or "position" (``placement_milp``);
     both have the same optimum (models/placement.md section 9).  CP-SAT has its own model.
+    ``solver="race"``: ``race_members`` race in parallel processes (bace_opt.solvers.race); the first proof wins
+    and ``solver_info.extra["proved_by"]`` names it.
     """
     from ..solvers import registry
     registry.require(solver)
@@ -78,6 +81,11 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
                                                f"{max_binaries} ({len(data.jobs)} jobs); not built",
                           extra={"binaries": size})
         return PlacementResult([], [d.job.name for d in data.jobs] + list(data.never), info, [], data.t0)
+    if solver == "race":
+        from ..solvers.race import race_placement
+        return race_placement(inst, members=race_members, options=options, jobs=jobs, t0=t0, free_gpus=free_gpus,
+                              free_gbps=free_gbps, warm_start=warm_start, levels=levels, max_binaries=max_binaries,
+                              formulation=formulation)
     if registry.BACKENDS[solver].kind == "cp":
         from .placement_cpsat import solve_levels_cpsat
         sol, lv, build_s = solve_levels_cpsat(data, options, warm_start, levels, t_start)
