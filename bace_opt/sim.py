@@ -112,56 +112,164 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
         if not isinstance(pol, Policy):
             raise InputError(f"policy must be a registered name or an object with name, options, decide(now, "
                              f"queue, state) and place(job, state); got {type(pol).__name__}")
-    name = pol.name
     stats = SimStats()
     t_wall = time.perf_counter()
     t_cpu = time.process_time()
+    run = _Run(inst, pol, mode, track_hol, iteration_model, stats)
+    run.loop()
+    sched = run.schedule(seed)
+    stats.wall_s = time.perf_counter() - t_wall
+    stats.cpu_s = time.process_time() - t_cpu
+    log.info("simulated %s (%s mode) on %s: %d events, %d decisions, %.3f s", pol.name, mode, inst.name,
+             stats.events, stats.decisions, stats.wall_s)
+    return sched, stats
 
-    jobs = {j.name: j for j in inst.jobs}
-    links = inst.links
-    li = inst.link_index
-    free_gpus = {r.name: r.gpus for r in inst.regions}
-    link_res: list[dict[str, float]] = [dict() for _ in links]   # link -> {job: reserved Gbit/s}
-    free_bw = [l.bandwidth_gbps for l in links]
-    curves = [c for c in price_curves(inst).values() if c.values is not None and len(c.values) > 1]
 
-    heap: list[tuple] = []
-    seq = 0
-    for j in sorted(inst.jobs, key=lambda j: (j.arrival_s, inst.job_index[j.name])):
-        heap.append((j.arrival_s, _ARRIVE, seq, j.name))
-        seq += 1
-    heapq.heapify(heap)
+class _GenericQueue:
+    """Queue-mode decisions for a policy without ``queue_session``: every waiting job is offered to
+    ``decide``, and every waiting job that fits by GPU count to ``place`` for the head-of-line set."""
 
-    waiting: list[str] = []                      # queue mode, arrival order
-    plans: dict[str, JobPlan] = {}
-    status: dict[str, str] = {}
-    run_s: dict[str, float] = {}
-    hol_s: dict[str, float] = {j.name: 0.0 for j in inst.jobs}
-    hol_now: list[str] = []
-    price_pushed: set[float] = set()
-    in_use: set[int] = set()                     # links with a reservation
-    next_change = [-math.inf, None]              # [valid until t <, next price change time]
-    last_t = None
+    def __init__(self, pol: Any, inst: Instance):
+        self.pol = pol
+        self.waiting: dict[str, Job] = {}
+        self.members: set[str] = set()
+        self.place_calls = 0
 
-    def release(jname: str) -> None:
-        job = jobs[jname]
-        p = plans[jname]
-        for b in p.blocks:
-            free_gpus[b.region] += job.gpus_per_stage * b.stages
-        touched = set()
-        for h in p.hops:
-            for u, v in zip(h.route, h.route[1:]):
-                k = li[(u, v)]
-                link_res[k].pop(jname, None)
-                touched.add(k)
-        for k in touched:
-            free_bw[k] = links[k].bandwidth_gbps - math.fsum(link_res[k].values())
-            if not link_res[k]:
-                free_bw[k] = links[k].bandwidth_gbps
-                in_use.discard(k)
+    def add(self, job: Job) -> None:
+        self.waiting[job.name] = job
 
-    def apply(job: Job, p: JobPlan, now: float, allowed: set[str], state: ClusterState) -> None:
-        if p.name not in allowed:
+    def remove(self, name: str) -> None:
+        del self.waiting[name]
+        self.members.discard(name)
+
+    def released(self) -> None:
+        pass
+
+    def decide(self, now: float, state: ClusterState) -> list[JobPlan]:
+        return self.pol.decide(now, list(self.waiting.values()), state)
+
+    def hol_update(self, state: ClusterState) -> tuple[list[str], list[str]]:
+        tot = state.total_free_gpus()
+        new = set()
+        for n, job in self.waiting.items():
+            if job.gpus <= tot:
+                self.place_calls += 1
+                if self.pol.place(job, state) is not None:
+                    new.add(n)
+        entered, left = sorted(new - self.members), sorted(self.members - new)
+        self.members = new
+        return entered, left
+
+
+class _Run:
+    """One simulation: the event loop and a handler per event kind (see module doc)."""
+
+    def __init__(self, inst: Instance, pol: Any, mode: str, track_hol: bool, iteration_model: str, stats: SimStats):
+        self.inst, self.pol, self.mode, self.track_hol = inst, pol, mode, track_hol
+        self.iteration_model, self.stats = iteration_model, stats
+        self.name = pol.name
+        self.jobs = {j.name: j for j in inst.jobs}
+        self.links = inst.links
+        self.li = inst.link_index
+        self.free_gpus = {r.name: r.gpus for r in inst.regions}
+        self.link_res: list[dict[str, float]] = [dict() for _ in self.links]   # link -> {job: reserved Gbit/s}
+        self.free_bw = [l.bandwidth_gbps for l in self.links]
+        self.in_use: set[int] = set()                                          # links with a reservation
+        self.curves = [c for c in price_curves(inst).values() if c.values is not None and len(c.values) > 1]
+        self.heap: list[tuple] = []
+        self.seq = 0
+        for j in sorted(inst.jobs, key=lambda j: (j.arrival_s, inst.job_index[j.name])):
+            self.heap.append((j.arrival_s, _ARRIVE, self.seq, j.name))
+            self.seq += 1
+        heapq.heapify(self.heap)
+        self.queue = None
+        if mode == "queue":
+            make = getattr(pol, "queue_session", None)
+            self.queue = (make(inst) if callable(make) else None) or _GenericQueue(pol, inst)
+        self.plans: dict[str, JobPlan] = {}
+        self.status: dict[str, str] = {}
+        self.run_s: dict[str, float] = {}
+        self.hol_s: dict[str, float] = {j.name: 0.0 for j in inst.jobs}
+        self.hol_since: dict[str, float] = {}     # HoL-blocked job -> event time since when
+        self.price_pushed: set[float] = set()
+        self.next_change = [-math.inf, None]      # [valid until t <, next price change time]
+        self.last_t = None
+
+    # ------------------------------------------------------------------ the loop
+    def loop(self) -> None:
+        while self.heap:
+            t = self.heap[0][0]
+            new = self.pop_events(t)
+            self.last_t = t
+            if self.mode == "queue":
+                self.decide_queue(t, new)
+            elif new:
+                self.decide_blocking(t, new)
+            if self.mode == "queue" and self.queue.waiting:
+                if self.track_hol:
+                    self.update_hol(t)
+                if self.curves:
+                    self.push_price_event(t)
+
+    def pop_events(self, t: float) -> list[str]:
+        """Apply every event at time t (completions release, arrivals are returned, price events are
+        markers); return the arriving jobs."""
+        new: list[str] = []
+        heap = self.heap
+        while heap and heap[0][0] == t:
+            _, kind, _, payload = heapq.heappop(heap)
+            self.stats.events += 1
+            if kind == _DONE:
+                self.release(payload)
+            elif kind == _ARRIVE:
+                new.append(payload)
+            else:
+                self.price_pushed.discard(t)
+        return new
+
+    # ------------------------------------------------------------------ decisions
+    def call_policy(self, decide, t: float, *args) -> list[JobPlan]:
+        stats = self.stats
+        c0 = time.thread_time()
+        t0 = time.perf_counter()
+        out = decide(t, *args)
+        stats.decide_s.append(time.perf_counter() - t0)
+        stats.decide_cpu_s.append(time.thread_time() - c0)
+        stats.decisions += 1
+        return out or []
+
+    def state(self, t: float, hint: bool = True) -> ClusterState:
+        return ClusterState(self.inst, t, self.free_gpus, self.free_bw, links_in_use=self.in_use if hint else None)
+
+    def decide_queue(self, t: float, new: list[str]) -> None:
+        q = self.queue
+        for n in new:
+            q.add(self.jobs[n])
+        if not q.waiting:
+            return
+        out = self.call_policy(q.decide, t, self.state(t))
+        started = set()
+        for p in out:
+            self.apply(p, t, q.waiting, started)
+        for n in started:
+            q.remove(n)
+            self.leave_hol(n, t)
+
+    def decide_blocking(self, t: float, new: list[str]) -> None:
+        out = self.call_policy(self.pol.decide, t, [self.jobs[n] for n in new], self.state(t))
+        allowed = dict.fromkeys(new)
+        started: set[str] = set()
+        for p in out:
+            self.apply(p, t, allowed, started)
+        for n in new:
+            if n not in self.status:
+                self.status[n] = "blocked"
+
+    def apply(self, p: JobPlan, now: float, allowed, started: set[str]) -> None:
+        """Check a plan the policy returned and start it (module doc: a policy that over-commits is a bug)."""
+        name, inst = self.name, self.inst
+        job = self.jobs.get(p.name) or _unknown(name, p)
+        if p.name not in allowed or p.name in started:
             raise PolicyError(f"policy {name!r} started job {p.name!r}, which is not waiting at t={now:g} s")
         if p.status != "done" or p.start_s is None or p.start_s != now:
             raise PolicyError(f"policy {name!r}: plan for job {p.name!r} must have status 'done' and "
@@ -169,119 +277,104 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
         v = check_plan(inst, p)
         if v:
             raise PolicyError(f"policy {name!r}: invalid plan for job {p.name!r}: " + "; ".join(map(str, v)))
-        cur = ClusterState(inst, now, free_gpus, free_bw)
-        why = cur.fits(job, p)
+        why = self.state(now, hint=False).fits(job, p)
         if why is not None:
             raise PolicyError(f"policy {name!r} over-commits at t={now:g} s with job {p.name!r}: {why}")
-        allowed.discard(p.name)
+        started.add(p.name)
         for b in p.blocks:
-            free_gpus[b.region] -= job.gpus_per_stage * b.stages
+            self.free_gpus[b.region] -= job.gpus_per_stage * b.stages
+        touched = set()
+        for h in p.hops:
+            for u, w in zip(h.route, h.route[1:]):
+                k = self.li[(u, w)]
+                self.link_res[k][p.name] = self.link_res[k].get(p.name, 0.0) + h.reserved_gbps
+                touched.add(k)
+        for k in touched:
+            self.free_bw[k] = self.links[k].bandwidth_gbps - math.fsum(self.link_res[k].values())
+            self.in_use.add(k)
+        f = price_plan(inst, p, self.iteration_model)
+        self.plans[p.name] = p
+        self.status[p.name] = "done"
+        self.run_s[p.name] = f.run_s
+        heapq.heappush(self.heap, (f.finish_s, _DONE, self.seq, p.name))
+        self.seq += 1
+
+    def release(self, jname: str) -> None:
+        job = self.jobs[jname]
+        p = self.plans[jname]
+        for b in p.blocks:
+            self.free_gpus[b.region] += job.gpus_per_stage * b.stages
         touched = set()
         for h in p.hops:
             for u, v in zip(h.route, h.route[1:]):
-                k = li[(u, v)]
-                link_res[k][p.name] = link_res[k].get(p.name, 0.0) + h.reserved_gbps
+                k = self.li[(u, v)]
+                self.link_res[k].pop(jname, None)
                 touched.add(k)
         for k in touched:
-            free_bw[k] = links[k].bandwidth_gbps - math.fsum(link_res[k].values())
-            in_use.add(k)
-        f = price_plan(inst, p, iteration_model)
-        plans[p.name] = p
-        status[p.name] = "done"
-        run_s[p.name] = f.run_s
-        nonlocal seq
-        heapq.heappush(heap, (f.finish_s, _DONE, seq, p.name))
-        seq += 1
+            self.free_bw[k] = self.links[k].bandwidth_gbps - math.fsum(self.link_res[k].values())
+            if not self.link_res[k]:
+                self.free_bw[k] = self.links[k].bandwidth_gbps
+                self.in_use.discard(k)
+        if self.queue is not None:
+            self.queue.released()
 
-    while heap:
-        t = heap[0][0]
-        if last_t is not None and hol_now:
-            for jn in hol_now:
-                hol_s[jn] += t - last_t
-        hol_now = []
-        new: list[str] = []
-        while heap and heap[0][0] == t:
-            _, kind, _, payload = heapq.heappop(heap)
-            stats.events += 1
-            if kind == _DONE:
-                release(payload)
-            elif kind == _ARRIVE:
-                new.append(payload)
+    # ------------------------------------------------------------------ head-of-line blocking, prices
+    def update_hol(self, t: float) -> None:
+        """After the decision at t: the waiting jobs the policy's ``place`` would start alone on what is
+        left are HoL-blocked from t until they leave that set (their blocked time accrues when they do)."""
+        q = self.queue
+        before = getattr(q, "place_calls", 0)
+        entered, left = q.hol_update(ClusterState(self.inst, t, self.free_gpus, self.free_bw))
+        self.stats.place_calls += getattr(q, "place_calls", 0) - before
+        for n in left:
+            self.leave_hol(n, t)
+        for n in entered:
+            self.hol_since[n] = t
+
+    def leave_hol(self, n: str, t: float) -> None:
+        t0 = self.hol_since.pop(n, None)
+        if t0 is not None:
+            self.hol_s[n] += t - t0
+
+    def push_price_event(self, t: float) -> None:
+        if not t < self.next_change[0]:
+            nxt = _next_price_change(self.curves, t)
+            self.next_change[:] = [math.inf if nxt is None else nxt, nxt]
+        nxt = self.next_change[1]
+        if nxt is not None and nxt not in self.price_pushed:
+            self.price_pushed.add(nxt)
+            heapq.heappush(self.heap, (nxt, _PRICE, self.seq, None))
+            self.seq += 1
+
+    # ------------------------------------------------------------------ the schedule
+    def schedule(self, seed: int) -> Schedule:
+        inst, status, stats = self.inst, self.status, self.stats
+        if self.queue is not None:
+            for n in self.queue.waiting:
+                status.setdefault(n, "unscheduled")
+        out_plans = []
+        per_job: dict[str, dict] = {}
+        for j in inst.jobs:
+            st = status.get(j.name, "unscheduled")
+            if st == "done":
+                p = self.plans[j.name]
+                out_plans.append(p)
+                per_job[j.name] = {"wait_s": p.start_s - j.arrival_s, "hol_blocked_s": self.hol_s[j.name],
+                                   "run_s": self.run_s[j.name]}
             else:
-                price_pushed.discard(t)
-        last_t = t
-        if mode == "queue":
-            waiting.extend(new)
-            cands = waiting
-        else:
-            cands = new
-        if cands:
-            state = ClusterState(inst, t, free_gpus, free_bw, links_in_use=in_use)
-            queue = [jobs[n] for n in cands]
-            c0 = time.thread_time()
-            t0 = time.perf_counter()
-            out = pol.decide(t, queue, state)
-            stats.decide_s.append(time.perf_counter() - t0)
-            stats.decide_cpu_s.append(time.thread_time() - c0)
-            stats.decisions += 1
-            allowed = set(cands)
-            for p in out or []:
-                apply(jobs.get(p.name) or _unknown(name, p), p, t, allowed, state)
-            if mode == "queue":
-                waiting = [n for n in waiting if n not in status]
-            else:
-                for n in new:
-                    if n not in status:
-                        status[n] = "blocked"
-        if mode == "queue" and waiting:
-            if track_hol:
-                after = ClusterState(inst, t, free_gpus, free_bw)
-                tot = after.total_free_gpus()
-                for n in waiting:
-                    job = jobs[n]
-                    if job.gpus <= tot:
-                        stats.place_calls += 1
-                        if pol.place(job, after) is not None:
-                            hol_now.append(n)
-            if curves:
-                if not t < next_change[0]:
-                    nxt = _next_price_change(curves, t)
-                    next_change[:] = [math.inf if nxt is None else nxt, nxt]
-                nxt = next_change[1]
-                if nxt is not None and nxt not in price_pushed:
-                    price_pushed.add(nxt)
-                    heapq.heappush(heap, (nxt, _PRICE, seq, None))
-                    seq += 1
-
-    for n in waiting:
-        status.setdefault(n, "unscheduled")
-
-    out_plans = []
-    per_job: dict[str, dict] = {}
-    for j in inst.jobs:
-        st = status.get(j.name, "unscheduled")
-        if st == "done":
-            p = plans[j.name]
-            out_plans.append(p)
-            per_job[j.name] = {"wait_s": p.start_s - j.arrival_s, "hol_blocked_s": hol_s[j.name],
-                               "run_s": run_s[j.name]}
-        else:
-            out_plans.append(JobPlan(j.name, st))
-            per_job[j.name] = {"wait_s": 0.0 if st == "blocked" else None,
-                               "hol_blocked_s": hol_s[j.name], "run_s": None}
-    opts = dict(getattr(pol, "options", {}) or {})
-    meta: dict[str, Any] = {"mode": mode, "policy": name, "policy_options": opts, "seed": seed,
-                            "events": stats.events, "decisions": stats.decisions, "end_s": last_t, "track_hol": track_hol,
-                            "total_hol_blocked_s": math.fsum(hol_s.values()), "jobs": per_job}
-    extra = getattr(pol, "extra_meta", None)
-    if callable(extra):
-        meta["policy_stats"] = extra()
-    sched = make_schedule(inst, out_plans, method=name, meta=meta, iteration_model=iteration_model)
-    stats.wall_s = time.perf_counter() - t_wall
-    stats.cpu_s = time.process_time() - t_cpu
-    log.info("simulated %s (%s mode) on %s: %d events, %d decisions, %.3f s", name, mode, inst.name,
-             stats.events, stats.decisions, stats.wall_s)
-    return sched, stats
+                out_plans.append(JobPlan(j.name, st))
+                per_job[j.name] = {"wait_s": 0.0 if st == "blocked" else None,
+                                   "hol_blocked_s": self.hol_s[j.name], "run_s": None}
+        pol = self.pol
+        opts = dict(getattr(pol, "options", {}) or {})
+        meta: dict[str, Any] = {"mode": self.mode, "policy": self.name, "policy_options": opts, "seed": seed,
+                                "events": stats.events, "decisions": stats.decisions, "end_s": self.last_t,
+                                "track_hol": self.track_hol,
+                                "total_hol_blocked_s": math.fsum(self.hol_s.values()), "jobs": per_job}
+        extra = getattr(pol, "extra_meta", None)
+        if callable(extra):
+            meta["policy_stats"] = extra()
+        return make_schedule(inst, out_plans, method=self.name, meta=meta, iteration_model=self.iteration_model)
 
 
 def _unknown(policy_name: str, p: JobPlan):

@@ -83,15 +83,17 @@ def test_pathfinder_refuses_thin_hop_and_finds_longer_feasible_chain():
     inst, j = _pathfinder_instance()
     st = state_with(inst)
     assert F.demand_gbps(j, 0.1) == pytest.approx(2.0)
-    chains = find_chains(j, st)
+    chains = find_chains(j, st, seeds="cheapest")
     assert len(chains) == 1
     c = chains[0]
     # s -> m preferred over s -> n (3.0 > 2.2 Gbit/s), then m -> n; never big
     assert c.regions == ("s", "m", "n")
     assert c.routes == (("s", "m"), ("m", "n"))
     assert c.demand_gbps == pytest.approx(2.0)
+    # every seed grows (default seeds="all"); none of the chains touches "big" over its thin links
+    assert {x.regions for x in find_chains(j, st)} == {("s", "m", "n"), ("m", "s", "n"), ("n", "m", "s")}
     # the policy's plan reserves b_j on each hop, so the pipeline does not stall
-    plan = make_policy("bace-pipe").place(j, st)
+    plan = make_policy("bace-pipe", seeds="cheapest").place(j, st)
     assert [b.region for b in plan.blocks] == ["s", "m", "n"]
     assert all(h.reserved_gbps == pytest.approx(2.0) for h in plan.hops)
     assert not bo.price_plan(inst, plan).comm_bound
@@ -117,7 +119,7 @@ def test_pathfinder_recomputes_demand_with_slower_gpu():
     inst = Instance("t", gt, "slow", [Region("f", "fast", 1, 0.1), Region("s", "slow", 1, 0.2)],
                     [Link("f", "s", 2.5, 5.0)], [j]).validated()
     c = find_chains(j, state_with(inst))
-    assert [x.regions for x in c] == [("f", "s")]
+    assert [x.regions for x in c] == [("f", "s"), ("s", "f")]      # every seed, cheapest first
     assert c[0].tau_s == pytest.approx(0.1) and c[0].demand_gbps == pytest.approx(2.0)
 
 

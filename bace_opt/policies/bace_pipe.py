@@ -11,8 +11,13 @@ function usable on its own (so the exact models can be compared stage by stage):
     arrival, then instance order.
 
 ``find_chains(job, state, seeds=..., via=...)``
-    Prim-like growth of a chain of regions.  From a seed (``seeds="cheapest"``: the cheapest region that can
-    host a stage now, our reading; ``"all"``: every such region), repeatedly append to the chain's tail the
+    Prim-like growth of a chain of regions, following the paper: every region that can host a stage now
+    seeds a growth (``seeds="all"``, the default), and the cheapest feasible chain found wins (``place``).
+    A seed region whose free GPUs hold all S_j stages is a valid chain on its own, with no hops (the growth
+    stops at once), so a job that fits one free region is always placed.  ``seeds="cheapest"`` is the rule of
+    earlier releases (only the cheapest region that can host a stage seeds; no single-region fallback when it
+    cannot grow), kept so old results can be reproduced (``--option seeds=cheapest``).  From a seed
+    repeatedly append to the chain's tail the
     unvisited region that can host a stage and is reachable over a link (``via="links"``) or a
     route of up to ``k_routes`` lowest-latency paths (``via="routes"``; default ``auto``: links on a full mesh
     of the GPU regions, routes otherwise, see ``resolve_via``) whose residual bandwidth is >= b_j of
@@ -34,7 +39,11 @@ the instance's objective counts it; ties: shorter run, then chain order).
 Ablations are options of the same class: ``order="fifo"`` (no priority), ``pathfinder="price"`` (chain of
 regions in ascending price, bandwidth unchecked; each hop reserves min(b_j, residual), so it may stall;
 a region whose connecting hop has no residual bandwidth at all is skipped), ``allocator="even"`` (no
-cost-min: stages spread evenly over the chain, leftovers to the regions with the most free GPUs).
+cost-min: stages spread evenly over the chain, leftovers to the regions with the most free GPUs).  Each
+ablation removes one stage and keeps the others: ``order="fifo"`` and ``allocator="even"`` keep the
+all-seeds pathfinder; ``pathfinder="price"`` replaces the whole pathfinder (seeding, growth, bandwidth check)
+by the one price-ordered chain, so it has no single-region fallback beyond "the cheapest host region holds
+the job alone".
 """
 from __future__ import annotations
 
@@ -118,9 +127,11 @@ def check_pathfinder_options(seeds: str, via: str, prefer: str) -> None:
             raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
-def find_chains(job: Job, state: ClusterState, seeds: str = "cheapest", via: str = "auto",
+def find_chains(job: Job, state: ClusterState, seeds: str = "all", via: str = "auto",
                 k_routes: int = 4, prefer: str = "bandwidth") -> list[Chain]:
-    """Bandwidth-feasible chains for ``job`` on ``state`` (one per seed that yields one; see module doc)."""
+    """Bandwidth-feasible chains for ``job`` on ``state`` (one per seed that yields one, seeds in ascending
+    price; see module doc).  With ``seeds="all"`` every region holding the whole job alone gives its
+    single-region chain."""
     check_pathfinder_options(seeds, via, prefer)
     via = resolve_via(state.inst, via)
     hosts = _hosts(job, state)
@@ -438,6 +449,21 @@ class OrderedPolicy:
             out.append(plan)
         return out
 
+    #: facts about ``place`` that let ``policies.queue.QueueSession`` skip placement calls (see its doc):
+    #: a job one free region can hold is always placed / only such jobs are ever placed / a multi-region
+    #: chain needs a link with residual >= the job's smallest demand
+    single_region_places = False
+    single_region_only = False
+    bandwidth_checked = False
+
+    def queue_session(self, inst: Instance):
+        """An incremental queue-mode decider making the same decisions as ``decide`` on the whole queue
+        (``policies.queue``); None for priority order with head-of-line blocking, which it does not cover."""
+        if self.order == "priority" and self.hol == "block":
+            return None
+        from .queue import QueueSession
+        return QueueSession(self, inst)
+
     def never_fits(self, job: Job, state: ClusterState) -> bool:
         """True if the policy's rules place ``job`` nowhere even with every resource free (prices at now)."""
         inst = state.inst
@@ -452,7 +478,7 @@ class BacePipe(OrderedPolicy):
     """BACE-Pipe and its ablations (see module doc for every option)."""
 
     def __init__(self, name: str = "bace-pipe", order: str = "priority", hol: str = "skip",
-                 pathfinder: str = "bandwidth", allocator: str = "costmin", seeds: str = "cheapest",
+                 pathfinder: str = "bandwidth", allocator: str = "costmin", seeds: str = "all",
                  via: str = "auto", k_routes: int = 4, prefer: str = "bandwidth", seed: int = 0):
         if pathfinder not in PATHFINDERS:
             raise ValueError(f"pathfinder must be one of {PATHFINDERS}, got {pathfinder!r}")
@@ -463,6 +489,10 @@ class BacePipe(OrderedPolicy):
                          via=via, k_routes=k_routes, prefer=prefer)
         self.pathfinder, self.allocator, self.seeds, self.via, self.k_routes, self.prefer = \
             pathfinder, allocator, seeds, via, k_routes, prefer
+        # every seed grows, and a seed holding the whole job is a one-region chain; the price chain and the
+        # cheapest-seed rule have no such fallback
+        self.single_region_places = pathfinder == "bandwidth" and seeds == "all"
+        self.bandwidth_checked = pathfinder == "bandwidth"
 
     def chains(self, job: Job, state: ClusterState) -> list[Chain]:
         if self.pathfinder == "bandwidth":

@@ -33,6 +33,7 @@ class SingleRegion(OrderedPolicy):
             raise ValueError(f"rule must be 'price' or 'free', got {rule!r}")
         super().__init__(name, order=order, hol=hol, rule=rule)
         self.rule = rule
+        self.single_region_places = self.single_region_only = True
 
     def place(self, job: Job, state: ClusterState) -> JobPlan | None:
         hosts = _hosts(job, state)
@@ -61,6 +62,8 @@ class CrossRegion(OrderedPolicy):
             raise ValueError(f"via must be 'auto', 'links' or 'routes', got {via!r}")
         super().__init__(name, order=order, hol=hol, rule=rule, via=via)
         self.rule, self.via = rule, via
+        # CR-LDF seeds at the region with the most free GPUs, which holds the job alone if any region does
+        self.single_region_places = rule == "free"
 
     def place(self, job: Job, state: ClusterState) -> JobPlan | None:
         chain = (price_chain if self.rule == "price" else capacity_chain)(job, state, via=self.via)
