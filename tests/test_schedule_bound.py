@@ -35,7 +35,25 @@ def test_incomplete_candidate_set_is_not_certified():
     inst = random_instance(2, 3, 3, max_gpus_per_region=8, max_stages=4)
     s = solve(inst, problem="schedule", solver="cpsat", time_limit=30, bracket=True, max_blocks=1)
     x = s.solver.extra
-    assert x["lower_bound_certified"] is False and "incomplete" in x["lower_bound_note"]
+    assert x["lower_bound_slotted_certified"] is False and "incomplete" in x["lower_bound_note"]
+    # the pool relaxation needs no candidates: the bracket still has a certified lower end
+    assert x["lower_bound_certified"] and x["lower_bound_kind"].startswith("pool")
+    assert x["lower_bound"] <= x["upper_bound"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_pool_bound_is_below_every_schedule(seed):
+    from bace_opt.exact.schedule_relax import pool_lower_bound, cumulative_lower_bound
+    from bace_opt.solvers.base import SolveOptions
+    inst = random_instance(seed, 3, 5, max_gpus_per_region=6, max_stages=4)
+    pool = pool_lower_bound(inst, SolveOptions(time_limit_s=10), time_unit_s=2.0)
+    cum = cumulative_lower_bound(inst, SolveOptions(time_limit_s=5), time_unit_s=2.0)
+    opt = solve(inst, problem="schedule", solver="cpsat", time_limit=60)
+    assert pool["lower_bound_status"] in ("optimal", "feasible", "time_limit") and pool["lower_bound"] is not None
+    assert pool["lower_bound"] <= opt.metrics["avg_jct_s"] + 1e-9
+    assert cum["lower_bound"] <= opt.metrics["avg_jct_s"] + 1e-9
+    for p in ("bace-pipe", "fifo", "lcf"):
+        assert simulate(inst, policy=p).metrics["avg_jct_s"] >= pool["lower_bound"] - 1e-9
 
 
 @settings(max_examples=25, deadline=None)

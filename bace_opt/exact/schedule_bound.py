@@ -8,8 +8,9 @@ of that relaxation (its optimum when solved, else the back end's dual bound) is 
 
     lower_bound <= continuous optimum <= upper_bound = objective of the returned (evaluator-priced) schedule
 
-The lower bound is certified only over a complete candidate set and the proven horizon (every no-stall
-placement, models/schedule.md section 3); otherwise ``lower_bound_certified`` is False and says why.
+The slotted lower bound is certified only over a complete candidate set and the proven horizon (every no-stall
+placement, models/schedule.md section 3); the pool relaxation (``schedule_relax``) needs no candidates and is
+always certified; the bracket uses the larger certified one.
 """
 from __future__ import annotations
 
@@ -29,23 +30,37 @@ log = logging.getLogger(__name__)
 
 def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions = SolveOptions(), mu: float = 0.0,
                   **kw) -> Schedule:
-    """``solve_schedule`` (keyword arguments alike) with half of the time limit, then the lower-bound relaxation
-    on the same time unit and candidates with the rest; the bracket goes into ``solver.extra``: lower_bound,
-    upper_bound (the returned schedule's evaluator objective), bracket_gap = (upper - lower) / upper,
-    lower_bound_certified (and lower_bound_note: why not)."""
+    """``solve_schedule`` (keyword arguments alike) with half of the time limit, then the lower bounds with the
+    rest: the pool relaxation (``schedule_relax.pool_lower_bound``, valid over all placements, a quarter) and
+    the slotted relaxation on the same time unit and candidates (certified when the candidate set is
+    complete).  The bracket goes into ``solver.extra``: lower_bound (the larger certified one; its source in
+    lower_bound_kind), upper_bound (the returned schedule's evaluator objective), bracket_gap =
+    (upper - lower) / upper, lower_bound_certified (and lower_bound_note: why not)."""
+    from .schedule_relax import pool_lower_bound
     wall0 = time.perf_counter()
-    half = split_budget(options, 0.5)
-    sched = solve_schedule(inst, solver, half, mu=mu, **kw)
+    sched = solve_schedule(inst, solver, split_budget(options, 0.5), mu=mu, **kw)
     si = sched.solver
     delta = si.extra.get("time_unit_s")
     if delta is None:                       # nothing was built (e.g. a job without candidates)
         return sched
+    pool = pool_lower_bound(inst, split_budget(options, 0.25), mu=mu)
+    cands = []
+    if pool.get("lower_bound") is not None:
+        cands.append(dict(pool, lower_bound_certified=True, lower_bound_kind="pool relaxation (P2.29)"))
     cs = enumerate_candidates(inst, max_blocks=kw.get("max_blocks"), routes_k=kw.get("routes_k"))
     left = None if options.time_limit_s is None else max(options.time_limit_s - (time.perf_counter() - wall0), 0.01)
     opts = options if left is None else replace(options, time_limit_s=left)
-    lb = lower_bound(inst, cs, delta, mu, kw.get("cost_cap_usd"), solver, opts, kw.get("horizon_s"))
+    slot = lower_bound(inst, cs, delta, mu, kw.get("cost_cap_usd"), solver, opts, kw.get("horizon_s"))
+    slot["lower_bound_kind"] = "slotted relaxation (P2.20-P2.23)"
+    cands.append(slot)
+    cert = [c for c in cands if c.get("lower_bound_certified") and c.get("lower_bound") is not None]
+    best = max(cert, key=lambda c: c["lower_bound"]) if cert else slot
+    if cert and not slot.get("lower_bound_certified"):
+        best = dict(best, lower_bound_note=slot.get("lower_bound_note"))
+    best = dict(best, lower_bound_pool=pool.get("lower_bound"), lower_bound_slotted=slot.get("lower_bound"),
+                lower_bound_slotted_certified=bool(slot.get("lower_bound_certified")))
     upper = si.extra.get("evaluator_objective") if si.objective is not None else None
-    extra = dict(si.extra, **bracket_fields(upper, lb))
+    extra = dict(si.extra, **bracket_fields(upper, best))
     return sched.replace(solver=replace(si, extra=extra, wall_s=time.perf_counter() - wall0))
 
 
