@@ -63,22 +63,26 @@ def realistic_main(args) -> int:
     rows, commit = [], git_commit()
     seeds = [int(x) for x in args.seeds.split(",")]
     for seed in seeds:
-        inst = realistic(seed)
-        label = f"realistic-8r-16j-mixed-seed{seed}"
+        if args.family == "paper8":
+            inst, label = paper(seed, 8), f"paper-6r-8j-seed{seed}"
+        else:
+            inst, label = realistic(seed), f"realistic-8r-16j-mixed-seed{seed}"
         data = PlacementData(inst)
         for v in variants:
             backend, form = v[0], (v[1] if len(v) > 1 else "walk")
             tl = args.time_limit or (600.0 if form == "walk" or backend == "race" else 300.0)
             load0 = os.getloadavg()[0]
+            cpu0 = time.process_time()
             t = time.perf_counter()
             kw = {} if backend in ("cpsat", "race") else {"formulation": form}
             res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl, threads=args.threads),
                                   **kw)
             wall = time.perf_counter() - t
+            cpu = time.process_time() - cpu0
             si = res.solver_info
             lv = {l["level"]: l for l in res.levels}
             row = dict(instance=label, backend=backend, formulation=form if backend not in ("cpsat", "race") else "-",
-                       status=si.status, wall_s=wall, time_limit_s=tl,
+                       status=si.status, wall_s=wall, cpu_s=cpu if backend != "race" else None, time_limit_s=tl,
                        proved_by=(si.extra or {}).get("proved_by", backend),
                        jobs_started=lv.get(1, {}).get("objective"),
                        cost_usd=lv.get(2, {}).get("objective"), cost_bound=lv.get(2, {}).get("bound"),
@@ -102,17 +106,17 @@ def realistic_main(args) -> int:
                     if r["instance"] == label and r["formulation"] == form:
                         r["root_bound_l2"] = lp
                 print(f"  {label} {form}: level-2 LP bound {lp:.9g} ({time.perf_counter() - tb:.1f} s)", flush=True)
-    lines = _agreement(rows) + _realistic_targets(rows)
+    lines = _agreement(rows) + _realistic_targets(rows) + _race_lines(rows)
     for line in lines:
         print(line)
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    name = "bench_placement_realistic"
+    name = "bench_placement_realistic" if args.family == "realistic" else f"bench_placement_{args.family}_race"
     _write_atomic(out / f"{name}.csv", _csv_text(rows))
-    cols = ["instance", "backend", "formulation", "status", "proved_by", "wall_s", "jobs_started", "cost_usd",
+    cols = ["instance", "backend", "formulation", "status", "proved_by", "wall_s", "cpu_s", "jobs_started", "cost_usd",
             "run_s", "root_bound_l2", "build_s", "level_solve_s", "level_nodes", "level_status", "loadavg_start",
             "loadavg_end"]
-    md = [f"# P1 realistic benchmark (commit {commit}, {os.cpu_count()} cores shared with other sessions, "
+    md = [f"# P1 {args.family} benchmark (commit {commit}, {os.cpu_count()} cores shared with other sessions, "
           f"threads={args.threads})\n",
           "Instances: 8 AWS regions, 28 measured links, mixed A100-80GB/H100-80GB, hourly prices, 16 jobs "
           "(bench_placement.realistic).  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
@@ -141,6 +145,22 @@ def _agreement(rows):
         who = ", ".join(f"{r['backend']}:{r['formulation']}" for r in opt)
         lines.append(f"AGREEMENT {label}: {'OK' if not bad else 'MISMATCH'} over {who} "
                      f"(jobs {ref['jobs_started']:g}, cost {ref['cost_usd']:.9g}, run {ref['run_s']:.9g})")
+    return lines
+
+
+def _race_lines(rows):
+    lines = []
+    for r in rows:
+        if r["backend"] != "race":
+            continue
+        alone = [x for x in rows if x["instance"] == r["instance"] and x["backend"] != "race" and x["status"] == "optimal"]
+        if not alone:
+            lines.append(f"RACE {r['instance']}: {r['status']} in {r['wall_s']:.1f} s; no member proved it alone")
+            continue
+        best = min(alone, key=lambda x: x["wall_s"])
+        lines.append(f"RACE {r['instance']}: {r['status']} by {r['proved_by']} in {r['wall_s']:.1f} s; fastest member "
+                     f"alone {best['backend']}:{best['formulation']} {best['wall_s']:.1f} s (difference "
+                     f"{r['wall_s'] - best['wall_s']:+.1f} s, load {r['loadavg_start']}-{r['loadavg_end']})")
     return lines
 
 
@@ -208,6 +228,9 @@ def main(argv=None) -> int:
                     help="realistic suite: comma-separated backend[:formulation] (formulation walk|position; "
                          "backend highs, scip, cpsat or race)")
     ap.add_argument("--seeds", default="1,2,3", help="realistic suite: seeds (default 1,2,3)")
+    ap.add_argument("--family", choices=["realistic", "paper8"], default="realistic",
+                    help="with --realistic: the issue-11 realistic instances, or the paper 8-job instances (for the "
+                         "race measured beside its members); results go to bench_placement_<family>*.md")
     args = ap.parse_args(argv)
     if args.realistic:
         return realistic_main(args)
