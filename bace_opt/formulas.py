@@ -62,6 +62,20 @@ def power_kw(inst: Instance, job: Job, blocks: Sequence[tuple[str, int]]) -> flo
     return tot / 1000.0
 
 
+def idle_kw_per_gpu(inst: Instance, region: str) -> float:
+    """Idle draw of one GPU of ``region`` at the meter: idle_power_w * PUE / 1000 (kW).  ``idle_power_w`` absent:
+    the stated default fraction of power_w (``instance.DEFAULT_IDLE_POWER_FRACTION``)."""
+    reg = inst.region(region)
+    return inst.gpu_types[reg.gpu_type].idle_w * reg.pue / 1000.0
+
+
+def no_stall_iteration_s(job: Job, tau: float, reserved_gbps: Sequence[float], latencies_ms: Sequence[float]) -> float:
+    """T_iter with every hop reserving at least b_j (w_i -> max(w_i, b_j)): the iteration time the same
+    placement would have if no hop were communication-bound."""
+    b = demand_gbps(job, tau)
+    return iteration_s(job, tau, [max(w, b) for w in reserved_gbps], latencies_ms)
+
+
 def egress_usd(job: Job, route_egress_usd_per_gb: Iterable[float]) -> float:
     """N * m * 2 * A / 1000 * sum over hops of the route's egress price (USD): forward activations and
     backward gradients of every micro-batch of every iteration cross every hop."""

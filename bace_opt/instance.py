@@ -26,6 +26,10 @@ from .errors import InputError
 
 SCHEMA = "bace-opt/instance/v1"
 
+#: Idle draw of a GPU type whose ``idle_power_w`` is absent, as a fraction of ``power_w`` (our reading,
+#: docs/decisions.md "Cost readings"): a GPU held by a cluster keeps a CUDA context and sits above bare idle.
+DEFAULT_IDLE_POWER_FRACTION = 0.25
+
 
 @dataclass(frozen=True)
 class GpuType:
@@ -33,6 +37,12 @@ class GpuType:
     tflops: float
     memory_gb: float
     power_w: float
+    idle_power_w: float | None = None   # W drawn by an idle GPU; None: DEFAULT_IDLE_POWER_FRACTION * power_w
+
+    @property
+    def idle_w(self) -> float:
+        """Idle draw (W): ``idle_power_w`` if given, else ``DEFAULT_IDLE_POWER_FRACTION * power_w``."""
+        return self.idle_power_w if self.idle_power_w is not None else DEFAULT_IDLE_POWER_FRACTION * self.power_w
 
 
 @dataclass(frozen=True)
@@ -110,6 +120,7 @@ class Instance:
     jobs: tuple[Job, ...]
     objective: Objective = Objective()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    optical: Any = None             # optional optical layer: bace_opt.optical.OpticalNetwork (see _parse_optical)
 
     def __post_init__(self):
         # Accept lists/dicts from code; store immutable containers.  Validate like a file would be.
@@ -131,7 +142,8 @@ class Instance:
         out: dict[str, Any] = {"schema": SCHEMA, "name": self.name}
         if self.meta:
             out["meta"] = self.meta
-        out["gpu_types"] = {g.name: {"tflops": g.tflops, "memory_gb": g.memory_gb, "power_w": g.power_w}
+        out["gpu_types"] = {g.name: {"tflops": g.tflops, "memory_gb": g.memory_gb, "power_w": g.power_w,
+                                     **({} if g.idle_power_w is None else {"idle_power_w": g.idle_power_w})}
                             for g in self.gpu_types.values()}
         out["reference_gpu"] = self.reference_gpu
         regions = []
@@ -157,6 +169,8 @@ class Instance:
             jobs.append(d)
         out["jobs"] = jobs
         out["objective"] = {"egress": self.objective.egress}
+        if self.optical is not None:
+            out["optical"] = self.optical.to_dict()
         return out
 
     def to_json(self) -> str:
@@ -286,7 +300,7 @@ def load_instance(path) -> Instance:
 def _parse(data: Any, source: str | None) -> Instance:
     p = C.Problems()
     top = C.obj(p, "", data, {"schema", "name", "gpu_types", "reference_gpu", "regions", "links", "jobs"},
-                {"meta", "objective"})
+                {"meta", "objective", "optical"})
     if top is None:
         p.raise_if_any(source)
     if "schema" in top and top["schema"] != SCHEMA:
@@ -306,13 +320,19 @@ def _parse(data: Any, source: str | None) -> Instance:
         else:
             for gname, spec in gt.items():
                 w = f"gpu_types.{gname}"
-                if C.obj(p, w, spec, {"tflops", "memory_gb", "power_w"}, set()) is None:
+                if C.obj(p, w, spec, {"tflops", "memory_gb", "power_w"}, {"idle_power_w"}) is None:
                     continue
                 tf = C.num(p, w + ".tflops", spec.get("tflops", C.MISSING), gt=0, default=None)
                 mem = C.num(p, w + ".memory_gb", spec.get("memory_gb", C.MISSING), gt=0, default=None)
                 pw = C.num(p, w + ".power_w", spec.get("power_w", C.MISSING), ge=0, default=None)
-                if None not in (tf, mem, pw):
-                    gpu_types[gname] = GpuType(gname, tf, mem, pw)
+                idle = None
+                if "idle_power_w" in spec:   # optional; absent: a stated fraction of power_w (GpuType.idle_w)
+                    idle = C.num(p, w + ".idle_power_w", spec["idle_power_w"], ge=0)
+                    if idle is not None and pw is not None and idle > pw:
+                        p.add(w + ".idle_power_w", f"must be <= power_w ({pw:g} W), got {idle:g}")
+                        idle = None
+                if None not in (tf, mem, pw) and (idle is not None or "idle_power_w" not in spec):
+                    gpu_types[gname] = GpuType(gname, tf, mem, pw, idle)
     ref = C.string(p, "reference_gpu", top.get("reference_gpu", C.MISSING), default=None)
     if ref is not None and isinstance(gt, dict) and ref not in gt:
         p.add("reference_gpu", f"unknown GPU type {ref!r} (known: {', '.join(sorted(gt))})")
@@ -413,9 +433,10 @@ def _parse(data: Any, source: str | None) -> Instance:
     if regions and not p:
         _check_topology(p, regions, links)
         _check_jobs_fit(p, gpu_types, regions, raw_jobs, jobs)
+    optical = _parse_optical(p, top, regions, rnames)
     p.raise_if_any(source)
     return Instance(name=name, gpu_types=gpu_types, reference_gpu=ref, regions=tuple(regions), links=tuple(links),
-                    jobs=tuple(jobs), objective=objective, meta=meta)
+                    jobs=tuple(jobs), objective=objective, meta=meta, optical=optical)
 
 
 def _parse_series(p: C.Problems, w: str, s: Any) -> PriceSeries | None:
@@ -472,3 +493,16 @@ def _check_jobs_fit(p: C.Problems, gpu_types: dict, regions: list[Region], raw_j
                 p.add(w + ".memory_gb", f"needs {j.memory_gb:g} GB per GPU; no region's GPU type has that much")
             elif cap < j.gpus:
                 p.add(w, f"job {j.name!r} needs {j.gpus} GPUs with >= {j.memory_gb:g} GB, only {cap} exist")
+
+
+# ---------------------------------------------------------------------- optical layer (issue 12)
+
+def _parse_optical(p: C.Problems, top: dict, regions: list[Region], rnames: set[str]):
+    """The optional ``optical`` section (bace_opt.optical.network, models/optical.md section 1): fibres between
+    regions with lengths, slots per link, guard slots, k paths, modulation; every problem with its field path,
+    including region pairs with GPUs that no fibre path (within a modulation's reach) joins."""
+    if "optical" not in top:
+        return None
+    from .optical.network import parse_optical
+    compute = [r.name for r in regions if r.gpus > 0]
+    return parse_optical(p, "optical", top["optical"], region_names=sorted(rnames), compute_regions=compute)

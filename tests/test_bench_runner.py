@@ -67,3 +67,18 @@ def test_results_file_of_an_older_version_is_migrated(tmp_path):
     assert [r["run_id"] for r in rows] == ["x"]
     assert p.read_text().splitlines()[0] == ",".join(COLUMNS)
     assert read_rows(p)[0]["run_id"] == "x"
+
+
+def test_older_p1_rows_move_not_started_jobs_out_of_jobs_blocked(tmp_path):
+    from bace_opt.bench.runner import COLUMNS
+    old_cols = [c for c in COLUMNS if c not in ("jobs_not_started", "total_stall_s")]
+    p = tmp_path / "old.csv"
+    vals = {"p1:highs": "2", "p1-heur:lcf": "1", "sim:bace-pipe": "3"}
+    p.write_text(",".join(old_cols) + "\n" + "".join(
+        ",".join({"run_id": m, "method": m, "jobs_blocked": b}.get(c, "") for c in old_cols) + "\n"
+        for m, b in vals.items()))
+    rows = {r["run_id"]: r for r in read_rows(p)}
+    assert {m: (r["jobs_blocked"], r["jobs_not_started"]) for m, r in rows.items()} == {
+        "p1:highs": ("0", "2"), "p1-heur:lcf": ("0", "1"), "sim:bace-pipe": ("3", "0")}
+    assert rows["p1:highs"]["total_stall_s"] == ""
+    assert read_rows(p) == list(rows.values())    # migrated once, read the same afterwards

@@ -41,7 +41,9 @@ def test_gap_small_reproduces_the_committed_table(tmp_path):
     out = tmp_path / "gap-small.csv"
     counts = run_specs(specs_for("gap", "small"), out, progress=False)
     assert counts["failed"] == 0
-    assert_same_rows(read_rows(out), committed, COMPARED)
+    # columns added after the table was written (empty in every committed row) are not compared
+    recorded = [c for c in COMPARED if any(r[c] != "" for r in committed)]
+    assert_same_rows(read_rows(out), committed, recorded)
 
 
 def test_dask_local_cluster_gives_the_local_rows(tmp_path):

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bace_opt import formulas as F
 from bace_opt.builders import geo
@@ -220,11 +222,21 @@ def _paper_files():
 
 
 def test_shipped_paper_instances_reproduce_byte_for_byte(tmp_path):
+    """Every paper-* file, nominal and measured (the measured ones read ../shared/data: skipped without it)."""
     files = _paper_files()
-    assert len(files) >= 8
+    assert len(files) >= 16
+    measured = [p for p in files if "measured" in p.name]
+    assert {p.name for p in measured} == {f"paper-6r-8j-seed{s}-measured.json" for s in (1, 2, 3)} | {
+        f"paper-6r-8j-seed1-{v}-measured.json" for v in ("bw0.3", "bw1.5", "gpu0.5", "gpu1.25")} | {
+        "paper-6r-24j-seed1-measured.json"}
     for p in files:
         meta = json.loads(p.read_text())["meta"]
         argv = shlex.split(meta["command"])[1:] + ["-o", str(tmp_path / p.name)]
+        if p in measured:
+            assert "Skyplane" in meta["source"] and meta["bandwidth_source"] == "measured"
+            if not (DATA / "skyplane").is_dir():
+                continue
+            argv += ["--data", str(DATA)]
         assert main(argv) == 0
         assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
 
@@ -437,3 +449,298 @@ def test_wan_from_nsfnet_link_list():
     l = inst.links[inst.link_index[("13", "14")]]          # "13 14 150": 150 km of fibre
     assert l.latency_ms == pytest.approx(150 / 200 + 0.5) and l.bandwidth_gbps == 400.0
     assert "DeepRMSA" in inst.meta["source"]
+
+
+# ---------------------------------------------------------------------- measured bandwidth (Skyplane format)
+
+_TP_HEAD = ("src_region,src_tier,src_instance_class,dst_region,dst_tier,dst_instance_class,iperf3_connections,"
+            "iperf3_runtime,throughput_sent,throughput_recieved,cpu_utilization,success")
+_RTT_HEAD = ("src_region,src_tier,src_instance_class,dst_region,dst_tier,dst_instance_class,min_rtt,avg_rtt,"
+             "max_rtt,mdev_rtt")
+AWS_PAPER = [r.aws_region for r in PAPER_REGIONS]
+
+
+_PAIRS_DIRECTED = [(a, b) for a in AWS_PAPER for b in AWS_PAPER if a != b]
+
+
+def _write_skyplane(folder: Path, tp_rows, rtt_rows) -> Path:
+    """A tiny Skyplane-format folder: tp_rows (src, dst, bit/s[, tier, success]), rtt_rows (src, dst, avg ms)."""
+    d = folder / "skyplane"
+    d.mkdir(parents=True, exist_ok=True)
+    lines = [_TP_HEAD]
+    for row in tp_rows:
+        s, t, bps, tier, ok = (tuple(row) + ("PREMIUM", "True"))[:5]
+        lines.append(f"{s},{tier},m5.8xlarge,{t},PREMIUM,m5.8xlarge,64,5,{bps * 1.02},{bps},7.5,{ok}")
+    (d / "throughput_2022_11.csv").write_text("\n".join(lines) + "\n")
+    lines = [_RTT_HEAD] + [f"{s},PREMIUM,m5.large,{t},PREMIUM,m5.large,{ms - 0.1},{ms},{ms + 0.1},0.1"
+                           for s, t, ms in rtt_rows]
+    (d / "latency.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def _paper_pairs():
+    return [(a, b) for i, a in enumerate(AWS_PAPER) for b in AWS_PAPER[i + 1:]]
+
+
+def _full_paper_data(folder: Path, drop_tp=(), drop_rtt=()) -> Path:
+    """Both directions of every paper pair: pair k gets (2 + k/10) and (2.2 + k/10) Gbit/s, RTT 20+5k and 21+5k."""
+    tp, rtt = [], []
+    for k, (a, b) in enumerate(_paper_pairs()):
+        if (a, b) not in drop_tp:
+            tp += [(a, b, (2.0 + k / 10) * 1e9), (b, a, (2.2 + k / 10) * 1e9)]
+        if (a, b) not in drop_rtt:
+            rtt += [(a, b, 20.0 + 5 * k), (b, a, 21.0 + 5 * k)]
+    return _write_skyplane(folder, tp, rtt)
+
+
+def test_skyplane_aggregation_both_directions_median(tmp_path):
+    from bace_opt.builders.skyplane import Measurements
+    a, b, c = "aws:us-east-1", "aws:eu-west-1", "gcp:us-east4-a"
+    _write_skyplane(tmp_path, [(a, b, 4e9), (b, a, 2e9), (a, b, 3.5e9), (a, b, 9e9, "PREMIUM", "False"),
+                               (a, c, 5e9), (c, a, 1e9, "STANDARD")],
+                    [(a, b, 80.0), (b, a, 84.0), (b, a, 90.0)])
+    m = Measurements(tmp_path / "skyplane")
+    ab = m.pair(b, a)
+    assert (ab.throughput_gbps, ab.throughput_n) == (3.5, 3)          # median of 4, 2, 3.5; failed run dropped
+    assert (ab.rtt_ms, ab.rtt_n) == (84.0, 3) and ab.complete
+    ac = m.pair(a, "gcp:us-east4")                                     # zone suffix dropped; STANDARD tier dropped
+    assert (ac.throughput_gbps, ac.throughput_n, ac.rtt_ms) == (5.0, 1, None)
+    assert ac.missing_what() == ["RTT"] and not ac.complete
+    assert Measurements(tmp_path / "skyplane", aggregate="max").pair(a, b).throughput_gbps == 4.0
+    with pytest.raises(InputError, match="aggregate must be one of"):
+        Measurements(tmp_path / "skyplane", aggregate="mode")
+
+
+def test_paper_measured_links_and_meta(tmp_path):
+    data = _full_paper_data(tmp_path)
+    inst = paper_instance(1, 3, bandwidth_scale=0.5, bandwidth_source="measured", data_dir=data,
+                          parallel_connections=2)
+    nominal = paper_instance(1, 3, bandwidth_scale=0.5)
+    assert inst.name == "paper-6r-3j-seed1-bw0.5-measured"
+    for k, (a, b) in enumerate(_paper_pairs()):
+        ra, rb = (next(r.name for r in PAPER_REGIONS if r.aws_region == x) for x in (a, b))
+        l = inst.links[inst.link_index[(ra, rb)]]
+        assert l.bandwidth_gbps == pytest.approx((2.1 + k / 10) * 2 * 0.5, abs=1e-3)   # median of 2 runs x 2 x 0.5
+        assert l.latency_ms == pytest.approx((20.5 + 5 * k) / 2, abs=1e-3)
+    # everything but the links is the nominal instance's
+    assert [r.gpus for r in inst.regions] == [r.gpus for r in nominal.regions]
+    assert [r.price_usd_per_kwh for r in inst.regions] == [r.price_usd_per_kwh for r in nominal.regions]
+    assert inst.jobs == nominal.jobs
+    m = inst.meta
+    assert m["bandwidth_source"] == "measured" and m["parallel_connections"] == 2 and m["fill_missing"] == "none"
+    assert "Skyplane" in m["source"] and "throughput_2022_11.csv" in m["source"] and "latency.csv" in m["source"]
+    assert "median" in m["bandwidth_rule"] and "both directions" in m["bandwidth_rule"] and "2 parallel" in m["bandwidth_rule"]
+    assert m["region_match"]["us-east"].startswith("aws:us-east-1")
+    assert len(m["link_measurements"]) == 15
+    assert all(n["throughput"] == "measured" and n["rtt"] == "measured" and n["throughput_runs"] == 2
+               for n in m["link_measurements"])
+    assert m["command"] == "bace-opt generate paper --seed 1 --jobs 3 --bandwidth-scale 0.5 --bandwidth-source " \
+                           "measured --parallel-connections 2"
+    assert "region_bandwidth_gbps" not in m
+    # deterministic
+    again = paper_instance(1, 3, bandwidth_scale=0.5, bandwidth_source="measured", data_dir=data,
+                           parallel_connections=2)
+    assert again.to_json() == inst.to_json()
+
+
+def test_paper_measured_missing_pairs_named(tmp_path):
+    ie, sg = "aws:eu-west-1", "aws:ap-southeast-1"
+    data = _full_paper_data(tmp_path, drop_tp=[(ie, sg)], drop_rtt=[(ie, "aws:us-east-1")])
+    with pytest.raises(InputError) as e:
+        paper_instance(1, 2, bandwidth_source="measured", data_dir=data)
+    msg = str(e.value)
+    assert "2 region pair(s)" in msg and f"{ie} - {sg} (throughput)" in msg
+    assert f"{ie} - aws:us-east-1 (RTT)" in msg and "--fill-missing rtt" in msg
+
+
+def test_paper_measured_fill_missing_rtt(tmp_path):
+    from bace_opt.builders.skyplane import Measurements, estimate_rtt_ms
+    ie, sg, us = "aws:eu-west-1", "aws:ap-southeast-1", "aws:us-east-1"
+    data = _full_paper_data(tmp_path, drop_tp=[(ie, sg)], drop_rtt=[(ie, us)])
+    inst = paper_instance(1, 2, bandwidth_source="measured", data_dir=data, fill_missing="rtt")
+    notes = {tuple(n["skyplane_pair"]): n for n in inst.meta["link_measurements"]}
+    # RTT hole: great-circle rule (2 x one way); its throughput stays measured
+    assert notes[(ie, us)]["rtt"].startswith("estimated: great-circle")
+    assert notes[(ie, us)]["rtt_ms"] == pytest.approx(estimate_rtt_ms(ie, us), abs=1e-3)
+    assert notes[(ie, us)]["throughput"] == "measured"
+    l = inst.links[inst.link_index[("eu-west", "us-east")]]
+    assert l.latency_ms == pytest.approx(estimate_rtt_ms(ie, us) / 2, abs=1e-3)
+    # throughput hole: the log-log fit on RTT over the 14 measured pairs, at the pair's measured RTT
+    fit = Measurements(data / "skyplane").rtt_fit(ie, sg)
+    assert fit.pairs == 13 and fit.scope == "aws-aws"          # 15 pairs minus the two holes
+    assert fit.c1 > 0                                           # in this synthetic file throughput rises with RTT
+    n = notes[(ie, sg)]
+    assert n["throughput"].startswith("estimated from RTT") and n["rtt"] == "measured"
+    assert inst.links[inst.link_index[("eu-west", "ap-southeast")]].bandwidth_gbps == \
+        pytest.approx(fit.throughput_gbps(n["rtt_ms"]), abs=1e-3)
+    assert inst.meta["fill_missing"] == "rtt" and inst.meta["command"].endswith("--fill-missing rtt")
+    # a region without coordinates cannot have its RTT estimated: the error names it
+    with pytest.raises(InputError, match="no coordinates for azure:mars"):
+        estimate_rtt_ms(us, "azure:mars")
+
+
+def test_paper_measured_bad_arguments(tmp_path):
+    with pytest.raises(InputError) as e:
+        paper_instance(1, bandwidth_source="satellite", parallel_connections=0, fill_missing="guess")
+    assert len(e.value.problems) == 3
+    with pytest.raises(InputError, match="only to bandwidth_source='measured'"):
+        paper_instance(1, parallel_connections=4)
+    with pytest.raises(InputError, match="needs Skyplane's measurements"):
+        paper_instance(1, bandwidth_source="measured", data_dir=tmp_path)
+
+
+def test_generate_paper_measured_cli(tmp_path, capsys):
+    data = _full_paper_data(tmp_path / "d")
+    out = tmp_path / "m.json"
+    assert main(["generate", "paper", "--seed", "2", "--jobs", "2", "--bandwidth-source", "measured", "--data",
+                 str(data), "--parallel-connections", "3", "-o", str(out)]) == 0
+    inst = load_instance(out)
+    assert inst.name == "paper-6r-2j-seed2-measured" and inst.meta["parallel_connections"] == 3
+    assert max(l.bandwidth_gbps for l in inst.links) == pytest.approx((2.1 + 1.4) * 3, abs=1e-3)
+    capsys.readouterr()
+    # a hole: one error line naming the pair, exit 2, no traceback
+    holes = _full_paper_data(tmp_path / "h", drop_tp=[("aws:eu-central-1", "aws:ap-southeast-2")])
+    for argv, msg in [(["--data", str(holes)], "aws:eu-central-1 - aws:ap-southeast-2 (throughput)"),
+                      (["--parallel-connections", "2"], None)]:
+        full = ["generate", "paper", "--seed", "1", "--bandwidth-source", "measured"] + argv
+        if msg is None:     # the option is fine with measured; without it, it is an error
+            full = ["generate", "paper", "--seed", "1"] + argv
+            msg = "--parallel-connections: only with --bandwidth-source measured"
+        assert main(full + ["-o", str(tmp_path / "x.json")]) == 2
+        err = capsys.readouterr().err
+        assert msg in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.json").exists()
+
+
+@needs_data
+def test_realistic_missing_pairs_named_and_filled():
+    from bace_opt.builders.realistic import realistic_instance
+    # Skyplane's latency.csv (Apr 2022) predates aws:eu-west-3 and aws:eu-central-2 measurements
+    regs = ["aws:us-east-1", "aws:eu-central-1", "aws:eu-west-3", "aws:eu-central-2"]
+    with pytest.raises(InputError) as e:
+        realistic_instance(DATA, regs, gpus=32, jobs=1, hours=24)
+    msg = str(e.value)
+    assert "topology is disconnected" in msg and "aws:us-east-1 - aws:eu-west-3 (RTT)" in msg
+    assert "aws:eu-west-3 - aws:eu-central-2 (RTT)" in msg and "--fill-missing rtt" in msg
+    inst = realistic_instance(DATA, regs, gpus=32, jobs=1, hours=24, fill_missing="rtt", vm_pairs_per_link=1)
+    assert len(inst.links) == 6 and inst.meta["fill_missing"] == "rtt"
+    est = {tuple(p["pair"]): p for p in inst.meta["estimated_pairs"]}
+    assert set(est) == {(a, b) for i, a in enumerate(regs) for b in regs[i + 1:]} - {("aws:us-east-1",
+                                                                                     "aws:eu-central-1")}
+    assert all(p["rtt"].startswith("estimated") and p["throughput"] == "measured" for p in est.values())
+
+
+def peak_link_use(inst, sched) -> float:
+    """Peak over time and links of reserved Gbit/s / link capacity, from the schedule's hops (a hop reserves
+    on every link of its route while the job runs, [start, finish))."""
+    events = []
+    for e in sched.jobs:
+        if e.status != "done":
+            continue
+        res: dict[int, float] = {}
+        for h in e.hops:
+            for u, v in zip(h.route, h.route[1:]):
+                li = inst.link_index[(u, v)]
+                res[li] = res.get(li, 0.0) + h.reserved_gbps
+        events += [(e.start_s, 1, res), (e.finish_s, -1, res)]
+    load: dict[int, float] = {}
+    peak = 0.0
+    for _, sign, res in sorted(events, key=lambda x: (x[0], x[1])):
+        for li, w in res.items():
+            load[li] = load.get(li, 0.0) + sign * w
+            peak = max(peak, load[li] / inst.links[li].bandwidth_gbps)
+    return peak
+
+
+def test_peak_link_use_helper():
+    from bace_opt.evaluate import make_schedule
+    from bace_opt.schedule import Block, Hop, JobPlan
+    inst = Instance.from_dict({
+        "schema": "bace-opt/instance/v1", "name": "t", "reference_gpu": "G", "gpu_types": {"G": {"tflops": 100, "memory_gb": 80,
+                                                                           "power_w": 300}},
+        "regions": [{"name": n, "gpu_type": "G", "gpus": 2, "price_usd_per_kwh": 0.1} for n in "ABC"],
+        "links": [{"a": "A", "b": "B", "bandwidth_gbps": 4.0, "latency_ms": 1.0},
+                  {"a": "B", "b": "C", "bandwidth_gbps": 2.0, "latency_ms": 1.0}],
+        "jobs": [{"name": f"j{k}", "arrival_s": 0.0, "stages": 2, "microbatches": 4, "iterations": 10, "stage_time_s": 0.1,
+                  "activation_mb": 10.0} for k in range(2)]})
+    plans = [JobPlan("j0", "done", 0.0, (Block("A", 1), Block("B", 1)), (Hop(("A", "B"), 1.5),)),
+             JobPlan("j1", "done", 0.0, (Block("A", 1), Block("C", 1)), (Hop(("A", "B", "C"), 1.5),))]
+    s = make_schedule(inst, plans, "hand")
+    assert peak_link_use(inst, s) == pytest.approx(0.75)    # A-B: 3.0 / 4; B-C: 1.5 / 2
+    assert peak_link_use(inst, make_schedule(inst, plans[:1], "hand")) == pytest.approx(1.5 / 4)
+
+
+@needs_data
+def test_measured_paper_network_binds():
+    """Nominal links (39-91 Gbit/s) are never more than 10 % used; measured (one VM pair, 2.6-4.7 Gbit/s) they
+    are: every cross-region policy uses >= 57 % of some link on seed 1, and on the 24-job instance CR-LCF
+    (which reserves what is left on a link) reaches >= 90 %.  Every schedule passes the evaluator."""
+    from bace_opt.evaluate import evaluate
+    from bace_opt.sim import simulate
+    peaks = {}
+    for fname in ("paper-6r-8j-seed1.json", "paper-6r-8j-seed1-measured.json", "paper-6r-24j-seed1-measured.json"):
+        inst = load_instance(INSTANCES / fname)
+        for pol in ("bace-pipe", "bace-pipe-no-pathfinder", "cr-lcf", "cr-ldf"):
+            s = simulate(inst, pol)
+            rep = evaluate(inst, s)
+            assert rep.feasible, (fname, pol)
+            assert all(e.status == "done" for e in s.jobs), (fname, pol)
+            peaks[fname, pol] = peak_link_use(inst, s)
+            if rep.metrics.get("peak_link_utilisation") is not None:   # the evaluator's figure, once it has one
+                assert rep.metrics["peak_link_utilisation"] == pytest.approx(peaks[fname, pol], abs=1e-9)
+    measured = load_instance(INSTANCES / "paper-6r-8j-seed1-measured.json")
+    assert 2.5 < min(l.bandwidth_gbps for l in measured.links) < max(l.bandwidth_gbps for l in measured.links) < 5
+    assert max(v for (f, _), v in peaks.items() if f == "paper-6r-8j-seed1.json") < 0.1
+    assert min(v for (f, _), v in peaks.items() if f == "paper-6r-8j-seed1-measured.json") > 0.57
+    assert peaks["paper-6r-24j-seed1-measured.json", "cr-lcf"] >= 0.9
+
+
+def test_paper_measured_older_throughput_file(tmp_path, capsys):
+    """An older release's throughput file (same format, fewer pairs) is chosen by name; its holes are named."""
+    data = _full_paper_data(tmp_path)
+    sky = data / "skyplane"
+    rows = (sky / "throughput_2022_11.csv").read_text().splitlines()
+    old = [r for r in rows if "aws:ap-southeast-2" not in r or "aws:eu-west-1" not in r]
+    (sky / "throughput_old.csv").write_text("\n".join(old) + "\n")
+    argv = ["generate", "paper", "--seed", "1", "--jobs", "2", "--bandwidth-source", "measured", "--data", str(data),
+            "--throughput-file", "throughput_old.csv"]
+    assert main(argv + ["-o", str(tmp_path / "a.json")]) == 2
+    err = capsys.readouterr().err
+    assert "1 region pair(s)" in err and "aws:eu-west-1 - aws:ap-southeast-2 (throughput)" in err
+    assert main(argv + ["--fill-missing", "rtt", "-o", str(tmp_path / "b.json")]) == 0
+    inst = load_instance(tmp_path / "b.json")
+    assert "skyplane/throughput_old.csv" in inst.meta["source"]
+    assert inst.meta["command"].endswith("--fill-missing rtt --throughput-file throughput_old.csv")
+    est = [n for n in inst.meta["link_measurements"] if n["throughput"] != "measured"]
+    assert [n["link"] for n in est] == [["eu-west", "ap-southeast-2"]]
+
+
+_RUN = st.tuples(st.floats(0.1, 20.0), st.floats(1.0, 300.0))
+
+
+@settings(max_examples=20, deadline=None)
+@given(first=st.lists(st.tuples(st.booleans(), _RUN), min_size=15, max_size=15),
+       extra=st.lists(st.tuples(st.sampled_from(_PAIRS_DIRECTED), _RUN), max_size=30),
+       conns=st.integers(1, 16), scale=st.sampled_from([0.3, 1.0, 1.5]))
+def test_measured_links_are_the_median_of_both_directions(first, extra, conns, scale):
+    """Property: for any set of runs covering every pair, link = median over both directions' runs x
+    connections x scale, latency = median RTT / 2, and the instance does not depend on the row order."""
+    import tempfile
+    runs = [((b, a) if rev else (a, b), g, ms) for (a, b), (rev, (g, ms)) in zip(_paper_pairs(), first)]
+    runs += [(ab, g, ms) for ab, (g, ms) in extra]
+    with tempfile.TemporaryDirectory() as tmp:
+        tp = [(a, b, gbps * 1e9) for (a, b), gbps, _ in runs]
+        rtt = [(a, b, ms) for (a, b), _, ms in runs]
+        inst = paper_instance(1, 1, bandwidth_scale=scale, bandwidth_source="measured",
+                              data_dir=_write_skyplane(Path(tmp) / "a", tp, rtt), parallel_connections=conns)
+        rev = paper_instance(1, 1, bandwidth_scale=scale, bandwidth_source="measured",
+                             data_dir=_write_skyplane(Path(tmp) / "b", tp[::-1], rtt[::-1]),
+                             parallel_connections=conns)
+    assert [l for l in inst.links] == [l for l in rev.links]
+    for a, b in _paper_pairs():
+        ra, rb = (next(r.name for r in PAPER_REGIONS if r.aws_region == x) for x in (a, b))
+        sel = [(g, ms) for (u, v), g, ms in runs if {u, v} == {a, b}]
+        l = inst.links[inst.link_index[(ra, rb)]]
+        assert l.bandwidth_gbps == pytest.approx(round(statistics.median(g for g, _ in sel) * conns * scale, 3),
+                                                 abs=2e-3)
+        assert l.latency_ms == pytest.approx(statistics.median(ms for _, ms in sel) / 2, abs=1e-3)

@@ -1,6 +1,7 @@
 """Property: the evaluator never accepts a schedule that over-uses a region or a link, and never rejects
 one that does not.  Random placements on a small fixed instance are checked against a brute-force count of
 the usage at every start instant (usage only rises at starts, so that is where any excess shows)."""
+import math
 from collections import defaultdict
 
 from hypothesis import given, settings, strategies as st
@@ -71,3 +72,41 @@ def test_evaluator_flags_exactly_the_overuse(ps):
     assert all(v.rule in (2, 3) for v in rep.violations), rep.violations
     assert bool(capacity_violations) == brute_force_overuse(sched)
     assert rep.feasible == (not capacity_violations)
+
+
+@settings(max_examples=150, deadline=None)
+@given(plans())
+def test_link_and_stall_figures_match_a_brute_force_count(ps):
+    """Per-link peak and time-weighted mean utilisation equal a count over every interval between events;
+    the peak exceeds 1 exactly when rule 3 is broken; stall is positive exactly for communication-bound jobs;
+    reading (b) never undercuts reading (a)."""
+    sched = bo.make_schedule(INST, ps, "random")
+    rep = bo.evaluate(INST, sched, check_reported=False)
+    m = rep.metrics
+    done = [e for e in sched.jobs if e.status == "done"]
+    if not done:
+        assert m["peak_link_utilisation"] is None and m["links_used"] == 0
+        return
+    t0, t1 = min(INST.job(e.name).arrival_s for e in done), max(e.finish_s for e in done)
+    times = sorted({e.start_s for e in done} | {e.finish_s for e in done})
+    expected = {}
+    for link in INST.links:
+        key = frozenset((link.a, link.b))
+
+        def load(t):
+            return math.fsum(h.reserved_gbps * sum(1 for u, v in zip(h.route, h.route[1:]) if frozenset((u, v)) == key)
+                             for e in done if e.start_s <= t < e.finish_s for h in e.hops)
+        loads = [load(t) for t in times[:-1]]
+        if any(x > 0 for x in loads):
+            area = sum(x * (b - a) for x, a, b in zip(loads, times, times[1:]))
+            expected[f"{link.a}<->{link.b}"] = (max(loads) / link.bandwidth_gbps,
+                                                area / link.bandwidth_gbps / (t1 - t0))
+    got = m["link_utilisation"]
+    assert set(got) == set(expected)
+    for k, (peak, mean) in expected.items():
+        assert abs(got[k]["peak"] - peak) <= 1e-9 and abs(got[k]["mean"] - mean) <= 1e-9
+    assert abs(m["peak_link_utilisation"] - max((p for p, _ in expected.values()), default=0.0)) <= 1e-12
+    assert (m["peak_link_utilisation"] > 1 + 1e-9) == any(v.rule == 3 for v in rep.violations)
+    for f in rep.figures.values():
+        assert (f.stall_s > 0) == f.comm_bound and f.stall_s < f.run_s
+    assert m["total_electricity_incl_idle_usd"] >= m["total_electricity_usd"]

@@ -12,7 +12,7 @@ NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
 
 def test_there_are_three_notebooks():
     assert [p.name for p in NOTEBOOKS] == ["01-quickstart.ipynb", "02-optimality-gaps.ipynb",
-                                           "03-paper-reproduction.ipynb"]
+                                           "03-paper-reproduction.ipynb", "04-optical-cba.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -27,7 +27,10 @@ def load(path) -> pd.DataFrame:
     df["seed"] = pd.to_numeric(df["seed"])
     for c in ("objective", "bound", "gap", "avg_jct_s", "total_electricity_usd", "total_cost_usd", "p1_cost_usd",
               "total_run_s",
-              "wall_s", "solve_s", "build_s", "jobs_done", "jobs_blocked", "nodes"):
+              "wall_s", "solve_s", "build_s", "jobs", "jobs_done", "jobs_blocked", "nodes", "total_egress_usd",
+              "peak_link_utilisation", "mean_link_utilisation", "links_used", "tight_links", "links_over_90pct",
+              "total_stall_s", "total_energy_kwh", "energy_weighted_price_usd_per_kwh", "idle_electricity_usd",
+              "total_electricity_incl_idle_usd"):
         if c in df:
             df[c] = pd.to_numeric(df[c], errors="coerce")
     return df
@@ -40,7 +43,8 @@ def report(suite: str, path, markdown_path=None) -> str:
     df = load(path)
     if df.empty:
         return "(no rows)"
-    fn = {"gap": gap_report, "solvers": solvers_report, "paper": paper_report}.get(suite, generic_report)
+    fn = {"gap": gap_report, "solvers": solvers_report, "paper": paper_report,
+          "regimes": regimes_report, "optical": _optical}.get(suite, generic_report)
     plots_dir = Path(markdown_path).parent if markdown_path else None
     text = fn(df, plots_dir)
     errors = df[df["status"] == "error"]
@@ -86,11 +90,47 @@ def p1_gaps(df: pd.DataFrame) -> pd.DataFrame:
         same = int(r["jobs_done"]) == int(e["jobs_done"])
         opt = e["p1_cost_usd"]
         gap = (r["p1_cost_usd"] - opt) / opt * 100 if same and opt > 0 else float("nan")
+        stall = r.get("total_stall_s")
         rows.append({"size": r["size"], "seed": r["seed"], "method": r["method"].split(":", 1)[1],
+                     "stalls": bool(stall is not None and not pd.isna(stall) and float(stall) > 0),
                      "opt_jobs": int(e["jobs_done"]), "jobs": int(r["jobs_done"]),
                      "admissions_lost": int(e["jobs_done"]) - int(r["jobs_done"]),
                      "same_admissions": same, "cost_gap_pct": gap})
     return pd.DataFrame(rows)
+
+
+def binding_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per size: how tight the bandwidth constraints were at the proven P1 optimum, and whether lifting them
+    (``p1-nobw``) changes the optimum (more jobs started, or a lower cost)."""
+    ex = df[df["method"] == "p1:highs"]
+    if "peak_link_utilisation" not in ex or ex["peak_link_utilisation"].isna().all():
+        return pd.DataFrame()
+    free = df[df["method"] == "p1-nobw:highs"].set_index(["size", "seed"])
+    rows = []
+    for _, e in ex.iterrows():
+        r = {"size": e["size"], "seed": e["seed"], "status": e["status"], "jobs_started": e["jobs_done"],
+             "peak_link_utilisation": e["peak_link_utilisation"], "tight_links": e.get("tight_links"),
+             "links_over_90pct": e.get("links_over_90pct")}
+        key = (e["size"], e["seed"])
+        if key in free.index:
+            f = free.loc[key]
+            r["free_bw_jobs"] = f["jobs_done"]
+            r["free_bw_cost_change_pct"] = ((f["p1_cost_usd"] / e["p1_cost_usd"] - 1) * 100
+                                            if f["jobs_done"] == e["jobs_done"] and e["p1_cost_usd"] else float("nan"))
+            r["bandwidth_binds"] = bool(f["status"] == "optimal" and e["status"] == "optimal" and (
+                f["jobs_done"] > e["jobs_done"] or f["p1_cost_usd"] < e["p1_cost_usd"] * (1 - 1e-6)))
+        rows.append(r)
+    t = pd.DataFrame(rows)
+    agg = {"instances": ("seed", "count"), "proven": ("status", lambda s: int((s == "optimal").sum())),
+           "peak_util_mean": ("peak_link_utilisation", "mean"), "peak_util_max": ("peak_link_utilisation", "max"),
+           "tight_links_mean": ("tight_links", "mean"), "links_over_90pct_mean": ("links_over_90pct", "mean")}
+    if "bandwidth_binds" in t:
+        agg["bandwidth_binds"] = ("bandwidth_binds", lambda s: f"{int(s.fillna(False).sum())}/{len(s)}")
+        agg["free_bw_extra_jobs_mean"] = ("free_bw_jobs", lambda s: float("nan"))
+    out = t.groupby("size").agg(**agg)
+    if "free_bw_jobs" in t:
+        out["free_bw_extra_jobs_mean"] = (t["free_bw_jobs"] - t["jobs_started"]).groupby(t["size"]).mean()
+    return out
 
 
 def gap_report(df: pd.DataFrame, plots_dir=None) -> str:
@@ -102,13 +142,23 @@ def gap_report(df: pd.DataFrame, plots_dir=None) -> str:
             admissions_lost_mean=("admissions_lost", "mean"),
             same_admissions_pct=("same_admissions", lambda s: 100 * s.mean()),
             cost_gap_mean_pct=("cost_gap_pct", "mean"),
-            cost_gap_worst_pct=("cost_gap_pct", "max"))
+            cost_gap_worst_pct=("cost_gap_pct", "max"),
+            stalled_pct=("stalls", lambda s: 100 * s.mean()))
         out.append("### P1: heuristics (one decision epoch) vs the proven P1 optimum\n\n"
                    "admissions_lost: jobs the optimum starts and the heuristic does not; cost gap over instances "
-                   "where both start the same number of jobs.\n\n" + _md(t))
+                   "where both start the same number of jobs. stalled_pct: instances where the heuristic reserved "
+                   "less than a hop's no-stall demand (a placement outside P1's model, which allows no stall, so "
+                   "its gap is not bounded below by 0).\n\n" + _md(t))
         ex = df[df["method"] == "p1:highs"]
         out.append(f"P1 exact (HiGHS): {int((ex['status'] == 'optimal').sum())} of {len(ex)} instances proven "
                    f"optimal; solve time median {ex['solve_s'].median():.3g} s, max {ex['solve_s'].max():.3g} s.")
+        tight = binding_table(df)
+        if not tight.empty:
+            out.append("### How tight the network was at the P1 optimum\n\n"
+                       "peak_link_utilisation: the largest reserved/capacity of any link; tight_links: links at "
+                       "capacity (a binding bandwidth constraint); links_over_90pct; free_bw_*: the optimum with "
+                       "link capacities lifted (x1e6): where it starts more jobs or costs less, bandwidth changed "
+                       "the optimum.\n\n" + _md(tight))
         if plots_dir:
             _plot_gap(g, Path(plots_dir) / "gap-distribution.png")
             out.append("![gap distribution](gap-distribution.png)")
@@ -131,7 +181,7 @@ def p2_bracket_report(df: pd.DataFrame, p2: pd.DataFrame) -> str:
     """Online policies against the CERTIFIED P2 lower bound (bace_opt.exact.schedule_bound): a gap is measured
     against a bound no feasible schedule can beat, so it is never negative; the bracket [lower, upper] and its
     width are shown per instance.  Rows without a certified bound are listed, not averaged."""
-    rows, brackets = [], []
+    rows, brackets, unfinished = [], [], 0
     for _, e in p2.iterrows():
         x = _extra(e.get("extra"))
         lb, ub, ok = x.get("lower_bound"), x.get("upper_bound"), bool(x.get("lower_bound_certified"))
@@ -140,6 +190,9 @@ def p2_bracket_report(df: pd.DataFrame, p2: pd.DataFrame) -> str:
                          "certified": ok, "p2_status": e["status"]})
         sims = df[(df["size"] == e["size"]) & (df["seed"] == e["seed"]) & df["method"].str.startswith("sim:")]
         for _, s in sims.iterrows():
+            if not (s["jobs_done"] == s["jobs"]):
+                unfinished += 1
+                continue   # an online run that left jobs unfinished is not compared on its average
             rows.append({"size": e["size"], "seed": e["seed"], "method": s["method"].split(":", 1)[1],
                          "certified": ok, "avg_jct_s": s["avg_jct_s"],
                          "jct_over_lb_pct": (s["avg_jct_s"] / lb - 1) * 100 if ok and lb else float("nan")})
@@ -157,6 +210,8 @@ def p2_bracket_report(df: pd.DataFrame, p2: pd.DataFrame) -> str:
                          + _md(agg))
         if len(cert) < len(t):
             parts.append(f"{len(t) - len(cert)} policy rows have no certified P2 bound (not averaged).")
+    if unfinished:
+        parts.append(f"{unfinished} policy rows left jobs unfinished (not compared on their average).")
     return "\n\n".join(parts)
 
 
@@ -230,54 +285,105 @@ def paper_table(df: pd.DataFrame) -> pd.DataFrame:
     d = df[df["method"].str.startswith("sim:")].copy()
     d["policy"] = d["method"].str.split(":").str[1]
     d["avg_jct_h"] = d["avg_jct_s"] / 3600
-    return d.groupby(["size", "policy"]).agg(seeds=("seed", "count"), avg_jct_h=("avg_jct_h", "mean"),
-                                             electricity_usd=("total_electricity_usd", "mean"),
-                                             jobs_done=("jobs_done", "mean"))
+    t = d.groupby(["size", "policy"]).agg(seeds=("seed", "count"), jobs=("jobs", "mean"),
+                                          jobs_done=("jobs_done", "mean"), avg_jct_h=("avg_jct_h", "mean"),
+                                          electricity_usd=("total_electricity_usd", "mean"),
+                                          egress_usd=("total_egress_usd", "mean"),
+                                          total_cost_usd=("total_cost_usd", "mean"))
+    # ranked within a variant: more jobs finished first, then average JCT
+    t = t.reset_index()
+    t["_k"] = -t["jobs_done"]
+    t = t.sort_values(["size", "_k", "avg_jct_h"]).drop(columns="_k").set_index(["size", "policy"])
+    return t
+
+
+def paper_comparisons(df: pd.DataFrame, pairs) -> pd.DataFrame:
+    """Per variant and pair (a, b): the mean over seeds of a's change against b, each seed compared only when
+    both runs finished the same jobs (``compare.compare_rows``); a variant with any seed that is not
+    comparable gets no headline change, only the counts (and, for information, the change over the jobs
+    both finished)."""
+    from .compare import compare_rows
+    d = df[df["method"].str.startswith("sim:")].copy()
+    d["policy"] = d["method"].str.split(":").str[1]
+    by = {(r["size"], r["seed"], r["policy"]): r for r in d.to_dict("records")}
+    rows = []
+    for variant in sorted(d["size"].unique()):
+        seeds = sorted(d[d["size"] == variant]["seed"].unique())
+        for a, b in pairs:
+            cmps = [compare_rows(by[(variant, s, a)], by[(variant, s, b)]) for s in seeds
+                    if (variant, s, a) in by and (variant, s, b) in by]
+            if not cmps:
+                continue
+            ok = all(c.comparable for c in cmps)
+
+            def mean(attr):
+                vals = [getattr(c, attr) for c in cmps]
+                return math.fsum(vals) / len(vals) if vals else float("nan")
+            bad = [c for c in cmps if not c.comparable]
+            rows.append({"variant": variant, "policy": a, "vs": b, "seeds": len(cmps),
+                         "jct_change_pct": mean("jct_change_pct") if ok else float("nan"),
+                         "electricity_change_pct": mean("electricity_change_pct") if ok else float("nan"),
+                         "total_cost_change_pct": mean("total_change_pct") if ok else float("nan"),
+                         "common_jobs_jct_change_pct": float("nan") if ok else mean("common_jct_change_pct"),
+                         "note": "" if ok else "not comparable: " + "; ".join(
+                             f"{a} {c.a_done}, {b} {c.b_done} of {c.jobs} jobs finished" for c in bad[:2])})
+    return pd.DataFrame(rows)
 
 
 def paper_report(df: pd.DataFrame, plots_dir=None) -> str:
     t = paper_table(df)
-    out = ["### Average JCT and electricity per policy (mean over seeds)\n\n" + _md(t)]
-    rows = []
-    for variant in t.index.get_level_values(0).unique():
-        v = t.loc[variant]
-        if "bace-pipe" not in v.index:
-            continue
-        b = v.loc["bace-pipe"]
-        for base in BASELINES:
-            if base not in v.index:
-                continue
-            if v.loc[base, "jobs_done"] != b["jobs_done"]:
-                # averages over different sets of jobs do not compare: say so instead of printing a number
-                rows.append({"variant": variant, "vs": base, "jct_change_pct": float("nan"),
-                             "cost_change_pct": float("nan"),
-                             "note": f"{base} completes {v.loc[base, 'jobs_done']:.3g} jobs, bace-pipe "
-                                     f"{b['jobs_done']:.3g}: not comparable"})
-                continue
-            rows.append({"variant": variant, "vs": base,
-                         "jct_change_pct": (b["avg_jct_h"] / v.loc[base, "avg_jct_h"] - 1) * 100,
-                         "cost_change_pct": (b["electricity_usd"] / v.loc[base, "electricity_usd"] - 1) * 100,
-                         "note": ""})
-    if rows:
-        r = pd.DataFrame(rows).set_index(["variant", "vs"])
-        out.append(f"### BACE-Pipe against each baseline (paper: JCT {PAPER_JCT[0]}..{PAPER_JCT[1]} %, cost "
-                   f"{PAPER_COST[0]}..{PAPER_COST[1]} %)\n\n" + _md(r))
-    abl = []
-    if "main" in t.index.get_level_values(0):
-        v = t.loc["main"]
-        if "bace-pipe" in v.index:
-            b = v.loc["bace-pipe"]
-            for a, (pj, pc) in PAPER_ABLATION.items():
-                if a in v.index:
-                    abl.append({"removed": a.replace("bace-pipe-no-", ""),
-                                "jct_change_pct": (v.loc[a, "avg_jct_h"] / b["avg_jct_h"] - 1) * 100,
-                                "paper_jct_pct": pj,
-                                "cost_change_pct": (v.loc[a, "electricity_usd"] / b["electricity_usd"] - 1) * 100,
-                                "paper_cost_pct": pc})
-    if abl:
-        out.append("### Ablation (main setup; change against full BACE-Pipe)\n\n"
-                   + _md(pd.DataFrame(abl).set_index("removed")))
+    out = ["### Average JCT and electricity per policy (mean over seeds)\n\n"
+           "Ranked within each variant by jobs finished, then average JCT: an average over fewer jobs is not "
+           "a faster policy.\n\n" + _md(t)]
+    r = paper_comparisons(df, [("bace-pipe", b) for b in BASELINES])
+    if not r.empty:
+        out.append(f"### BACE-Pipe against each baseline (paper: JCT {PAPER_JCT[0]}..{PAPER_JCT[1]} %, "
+                   f"electricity {PAPER_COST[0]}..{PAPER_COST[1]} %)\n\n"
+                   "Changes are (BACE-Pipe / baseline - 1), averaged over seeds; a variant where some seed's two "
+                   "runs finished different jobs is marked not comparable (the change over the jobs both "
+                   "finished is shown for information only).\n\n"
+                   + _md(r.drop(columns=["policy"]).set_index(["variant", "vs"])))
+    ab = paper_comparisons(df[df["size"] == "main"], [(a, "bace-pipe") for a in PAPER_ABLATION])
+    if not ab.empty:
+        ab["removed"] = ab["policy"].str.replace("bace-pipe-no-", "", regex=False)
+        ab["paper_jct_pct"] = ab["policy"].map(lambda a: PAPER_ABLATION[a][0])
+        ab["paper_electricity_pct"] = ab["policy"].map(lambda a: PAPER_ABLATION[a][1])
+        cols = ["removed", "jct_change_pct", "paper_jct_pct", "electricity_change_pct", "paper_electricity_pct",
+                "note"]
+        out.append("### Ablation (main setup; change against full BACE-Pipe)\n\n" + _md(ab[cols].set_index("removed")))
     return "\n\n".join(out)
+
+
+# ---------------------------------------------------------------------- regimes (claims map)
+
+def regimes_report(df: pd.DataFrame, plots_dir=None) -> str:
+    from . import claims as C
+    m = C.measure(df)
+    if m.empty:
+        return generic_report(df)
+    out = ["### Claims map: where each of the paper's claims holds\n\n"
+           "Per claim (and, for cost claims, per cost reading: " + "; ".join(
+               f"`{k}` {v[0]}" for k, v in C.READINGS.items()) + "): the change measured in the paper's own "
+           "setting at nominal and at measured bandwidth, and the number of regimes (bandwidth source x scale "
+           "x jobs x arrivals) where it holds (inside the published range), holds in direction only, fails, "
+           "or cannot be compared (the two policies finished different jobs). Every figure is the "
+           "evaluator's.\n\n" + _md(C.claims_map(m), ".3g")]
+    mech = C.mechanism_table(m)
+    out.append("### Mechanism figures per regime (mean over seeds)\n\n"
+               "Per policy: peak link use (largest reserved/capacity of any link) / hours that "
+               "communication-bound hops added to run times (stall) / jobs never started. "
+               "bace_price_usd_per_kwh: BACE-Pipe's energy-weighted electricity price; bace_jct_vs_closest_pct: "
+               "BACE-Pipe's JCT change against the baseline closest to it among those that finished the same "
+               "jobs.\n\n" + _md(mech.set_index("regime"), ".3g"))
+    if plots_dir:
+        for name in C.plot_heatmaps(m, Path(plots_dir)):
+            out.append(f"![{name}]({name})")
+    return "\n\n".join(out)
+
+
+def _optical(df: pd.DataFrame, plots_dir=None) -> str:
+    from ..optical.bench import optical_report
+    return optical_report(df, plots_dir)
 
 
 def generic_report(df: pd.DataFrame, plots_dir=None) -> str:

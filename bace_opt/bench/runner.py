@@ -31,6 +31,12 @@ COLUMNS = [
     "objective", "bound", "gap", "jobs", "jobs_done", "jobs_blocked", "avg_jct_s", "total_electricity_usd",
     "total_egress_usd", "total_cost_usd", "p1_cost_usd", "total_run_s", "makespan_s", "nodes", "extra",
     "build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit", "error",
+    # where the network binds (the evaluator's figures) and per-job figures for like-with-like comparisons
+    "peak_link_utilisation", "mean_link_utilisation", "links_used", "tight_links", "links_over_90pct",
+    "total_stall_s", "total_energy_kwh", "energy_weighted_price_usd_per_kwh", "idle_electricity_usd",
+    "total_electricity_incl_idle_usd", "per_job",
+    # P1's jobs not started at t0 (before: counted in jobs_blocked), jobs with a communication-bound hop
+    "jobs_not_started", "jobs_comm_bound",
 ]
 VOLATILE_COLUMNS = {"build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit"}
 DETERMINISTIC_COLUMNS = [c for c in COLUMNS if c not in VOLATILE_COLUMNS]
@@ -90,10 +96,23 @@ def read_rows(path: Path) -> list[dict]:
     if header is not None and header != COLUMNS:
         # written by a version with other columns: migrate (unknown columns dropped, new ones empty)
         log.warning("migrating %s to the current columns", path)
+        rows = [_migrate_row(r, header) for r in rows]
         _atomic_write(path, ",".join(COLUMNS) + "\n" + "".join(_format_row(r) for r in rows))
     elif "".join(good) != text:
         _atomic_write(path, "".join(good) if good else "")
     return rows
+
+
+def _migrate_row(row: dict, header: list[str]) -> dict:
+    """A row of an older results file in the current columns (absent ones empty).  Before ``jobs_not_started``
+    existed, P1 rows (methods ``p1:``, ``p1-nobw:``, ``p1-heur:``) counted the jobs not started at t0 as ``jobs_blocked``."""
+    out = {c: row.get(c, "") for c in COLUMNS}
+    if "jobs_not_started" not in header and row.get("jobs_blocked", "") != "":
+        if str(row.get("method", "")).startswith(("p1:", "p1-nobw:", "p1-heur:")):
+            out["jobs_not_started"], out["jobs_blocked"] = row["jobs_blocked"], "0"
+        else:   # no other method had jobs not started
+            out["jobs_not_started"] = "0"
+    return out
 
 
 def _atomic_write(path: Path, text: str) -> None:

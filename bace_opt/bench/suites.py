@@ -39,14 +39,19 @@ def specs_for(name: str, size: str) -> list[RunSpec]:
 
 
 # P1 gap: random instances (regions, jobs, largest region's GPUs, max stages) per size; the paper family
-# (6 regions, 8 or 24 jobs of 14B-101B parameters) for medium and large.
+# (6 regions, 8 or 24 jobs of 14B-101B parameters) for medium and large.  ``binding``: where the network binds
+# (random instances with links x0.05, i.e. 0.05-1 Gbit/s against per-hop demands of up to a few Gbit/s, and
+# the paper family on measured Skyplane bandwidth); each instance is also solved with link capacities lifted
+# (``p1-nobw``) so the report can say whether bandwidth changed the optimum.
 GAP_RANDOM = {
     "small": [(3, 3, 8, 4), (3, 4, 8, 4), (4, 4, 8, 4), (4, 6, 8, 4)],
     "medium": [(6, 8, 16, 8), (6, 12, 16, 8)],
     "large": [(8, 16, 32, 12), (10, 24, 32, 12)],
+    "binding": [(4, 6, 8, 4), (6, 8, 16, 8)],
 }
-GAP_SEEDS = {"small": range(1, 6), "medium": range(1, 4), "large": range(1, 3)}
-GAP_PAPER = {"small": [], "medium": [8], "large": [24]}
+GAP_SEEDS = {"small": range(1, 6), "medium": range(1, 4), "large": range(1, 3), "binding": range(1, 4)}
+GAP_PAPER = {"small": [], "medium": [8], "large": [24], "binding": [8]}
+BINDING_RANDOM_SCALE = 0.05
 
 
 def _random_args(n_regions, n_jobs, gpus, stages, **kw):
@@ -54,22 +59,30 @@ def _random_args(n_regions, n_jobs, gpus, stages, **kw):
 
 
 @suite("gap", "BACE-Pipe and baselines vs the P1 optimum (and online policies vs the P2 optimum)",
-       ("small", "medium", "large"))
+       ("small", "medium", "large", "binding"))
 def _gap(size: str) -> list[RunSpec]:
     out = []
-    tl = {"small": 60, "medium": 120, "large": 300}[size]
+    tl = {"small": 60, "medium": 120, "large": 300, "binding": 300}[size]
+    binding = size == "binding"
 
     def p1_runs(family, label, seed, ia):
         out.append(RunSpec("gap", family, label, seed, "p1:highs", ia, {"time_limit": tl}))
+        if binding:
+            out.append(RunSpec("gap", family, label, seed, "p1-nobw:highs", ia, {"time_limit": tl}))
         for p in POLICIES:
             out.append(RunSpec("gap", family, label, seed, f"p1-heur:{p}", ia))
 
     for n_regions, n_jobs, gpus, stages in GAP_RANDOM[size]:
         for seed in GAP_SEEDS[size]:
-            p1_runs("random", f"{n_regions}r-{n_jobs}j", seed, _random_args(n_regions, n_jobs, gpus, stages))
+            extra = {"bandwidth_scale": BINDING_RANDOM_SCALE} if binding else {}
+            label = f"{n_regions}r-{n_jobs}j" + (f"-bw{BINDING_RANDOM_SCALE:g}" if binding else "")
+            p1_runs("random", label, seed, _random_args(n_regions, n_jobs, gpus, stages, **extra))
     for n_jobs in GAP_PAPER[size]:
         for seed in (1, 2, 3):
-            p1_runs("paper", f"paper-6r-{n_jobs}j", seed, {"jobs": n_jobs})
+            if binding:
+                p1_runs("paper", f"paper-6r-{n_jobs}j-measured", seed, {"jobs": n_jobs, "bandwidth_source": "measured"})
+            else:
+                p1_runs("paper", f"paper-6r-{n_jobs}j", seed, {"jobs": n_jobs})
     if size == "small":
         # P2: the offline optimum vs the online policies (arrivals spread over an hour), 3-4 jobs on 3 regions
         for n_regions, n_jobs in [(3, 3), (3, 4)]:
@@ -92,12 +105,17 @@ SOLVER_SIZES = {
     "large": [("paper", "paper-6r-24j", {"jobs": 24}, (1,)),
               ("random", "10r-24j", _random_args(10, 24, 32, 12), (1,)),
               ("random", "12r-32j", _random_args(12, 32, 32, 12), (1,))],
+    # where the network binds (as the gap suite's binding size)
+    "binding": [("random", "6r-8j-bw0.05", _random_args(6, 8, 16, 8, bandwidth_scale=BINDING_RANDOM_SCALE),
+                 (1, 2, 3)),
+                ("paper", "paper-6r-8j-measured", {"jobs": 8, "bandwidth_source": "measured"}, (1, 2, 3)),
+                ("paper", "paper-6r-24j-measured", {"jobs": 24, "bandwidth_source": "measured"}, (1,))],
 }
 SOLVERS = ("highs", "scip", "cpsat")
 
 
 @suite("solvers", "HiGHS vs SCIP vs CP-SAT on P1: time to optimality, root gap, nodes, as size grows",
-       ("small", "medium", "large"))
+       ("small", "medium", "large", "binding"))
 def _solvers(size: str) -> list[RunSpec]:
     tl = 60 if size == "small" else 600
     return [RunSpec("solvers", fam, label, seed, f"p1:{solver}", ia, {"time_limit": tl})
@@ -149,4 +167,113 @@ def _realistic(size: str) -> list[RunSpec]:
     for p in sorted(root.glob("realistic*.json")) + sorted(root.glob("wan*.json")):
         for pol in POLICIES:
             out.append(RunSpec("realistic", "file", p.stem, 0, f"sim:{pol}", {"path": f"instances/{p.name}"}))
+    return out
+
+
+# The optical layer and CBA (bace_opt.optical.bench): blocking versus load for every RSA policy on NSFNET;
+# CBA against KSP-FF / SD-FF across models, schedules and micro-batch counts; the exact slot assignment's gap.
+OPTICAL_SIZES = {"small": dict(requests=5_000, loads=[100, 200], mbs=[16, 64], seeds=[1], iterations=5,
+                                backgrounds=[60], exact_iterations=3),
+                 "full": dict(requests=100_000, loads=[50, 100, 150, 200, 300], mbs=[16, 32, 64, 128],
+                              seeds=[1, 2, 3], iterations=20, backgrounds=[60, 5], exact_iterations=10,
+                              sensitivity=[0, 10, 20, 40])}
+
+
+@suite("optical", "RSA blocking vs load on NSFNET, CBA vs KSP-FF/SD-FF, exact slot assignment gap", ("small", "full"))
+def _optical(size: str) -> list[RunSpec]:
+    from ..optical.rsa import RSA_POLICIES
+    c = OPTICAL_SIZES[size]
+    out = []
+    topo = {"topology": "nsfnet", "slots": 100, "k": 5, "sizes": "uniform:1:8", "holding": 1.0}
+    # KSP-MU (numpy slot counts per request, ~0.5 ms) stays out of the 100,000-request sweep
+    for pol in [p for p in RSA_POLICIES if size == "small" or p != "ksp-mu"]:
+        for load in c["loads"]:
+            out.append(RunSpec("optical", "optical", f"nsfnet-{load}E", 1, f"optical-sweep:{pol}",
+                               dict(topo, load=load, requests=c["requests"])))
+    schemes = ("ksp-ff", "ksp-ff+cba", "sd-ff", "sd-ff+cba")
+    for bg in c["backgrounds"]:
+        for wl in ("llama3-8b", "llama3-70b"):
+            for sch in ("gpipe", "1f1b"):
+                for mb in c["mbs"]:
+                    ia = {"topology": "nsfnet", "slots": 80, "k": 4, "workload": wl, "schedule": sch,
+                          "microbatches": mb, "iterations": c["iterations"], "bg_count": bg}
+                    for seed in c["seeds"]:
+                        for s in schemes:
+                            out.append(RunSpec("optical", "optical", f"{wl}-{sch}-{mb}-bg{bg}", seed,
+                                               f"optical-cba:{s}", ia))
+                ia = {"topology": "nsfnet", "slots": 80, "k": 4, "workload": wl, "schedule": sch, "microbatches": 64,
+                      "iterations": c["exact_iterations"], "bg_count": bg}
+                for s in schemes:
+                    for solver in ("highs", "cpsat"):
+                        out.append(RunSpec("optical", "optical", f"{wl}-{sch}-64-bg{bg}", 1,
+                                           f"optical-exact:{s}:{solver}", ia, {"time_limit": 60}))
+    # how CBA's gain depends on the background load (main case, both schedules)
+    for bg in c.get("sensitivity", []):
+        for sch in ("gpipe", "1f1b"):
+            ia = {"topology": "nsfnet", "slots": 80, "k": 4, "workload": "llama3-8b", "schedule": sch,
+                  "microbatches": 64, "iterations": c["iterations"], "bg_count": bg}
+            for seed in c["seeds"]:
+                for s in schemes:
+                    out.append(RunSpec("optical", "optical", f"llama3-8b-{sch}-64-bg{bg}", seed, f"optical-cba:{s}", ia))
+    return out
+
+
+# ---------------------------------------------------------------------- regimes: where the paper's claims hold
+# The paper family across network regimes and loads.  A regime is (bandwidth source, bandwidth scale, jobs,
+# arrivals[, GPU scale]); its label is the row's ``size``, e.g. ``nominal-x0.03-24j-batch``.  Nominal links
+# carry 39-91 Gbit/s against 0.7-2.8 Gbit/s of demand per hop, so they start to bind near x0.03; measured
+# links (Skyplane, one VM pair per link) carry a few Gbit/s at x1.
+REGIME_POLICIES = POLICIES + ABLATIONS
+REGIME_GRID = {
+    "small": {"bandwidth": [("nominal", 1.5), ("nominal", 1.0), ("nominal", 0.3), ("nominal", 0.1),
+                            ("nominal", 0.03), ("measured", 1.0), ("measured", 0.3)],
+              "jobs": [8, 24], "arrivals": ["batch", "poisson"], "seeds": (1,),
+              "gpu": [0.5, 1.25]},
+    "full": {"bandwidth": [("nominal", 1.5), ("nominal", 1.0), ("nominal", 0.3), ("nominal", 0.1),
+                           ("nominal", 0.03), ("nominal", 0.01), ("measured", 1.5), ("measured", 1.0),
+                           ("measured", 0.3)],
+             "jobs": [8, 24, 72], "arrivals": ["batch", "poisson"], "seeds": (1, 2, 3),
+             "gpu": [0.5, 1.25]},
+}
+
+
+def regime_label(source: str, scale: float, jobs: int, arrivals: str, gpu_scale: float = 1.0) -> str:
+    lab = f"{source}-x{scale:g}-{jobs}j-{arrivals}"
+    return lab + (f"-gpu{gpu_scale:g}" if gpu_scale != 1.0 else "")
+
+
+def parse_regime(label: str) -> dict:
+    """The parts of a regime label: source, bandwidth_scale, jobs, arrivals, gpu_scale."""
+    parts = label.split("-")
+    out = {"source": parts[0], "bandwidth_scale": float(parts[1][1:]), "jobs": int(parts[2][:-1]),
+           "arrivals": parts[3], "gpu_scale": 1.0}
+    if len(parts) > 4 and parts[4].startswith("gpu"):
+        out["gpu_scale"] = float(parts[4][3:])
+    return out
+
+
+def regime_args(source: str, scale: float, jobs: int, arrivals: str, gpu_scale: float = 1.0) -> dict:
+    a = {"jobs": jobs, "bandwidth_scale": scale}
+    if source != "nominal":
+        a["bandwidth_source"] = source
+    if arrivals == "poisson":
+        a["arrivals"] = "poisson"
+    if gpu_scale != 1.0:
+        a["gpu_scale"] = gpu_scale
+    return a
+
+
+@suite("regimes", "the paper's claims across bandwidth regimes (nominal, measured) and loads: the claims map",
+       ("small", "full"))
+def _regimes(size: str) -> list[RunSpec]:
+    g = REGIME_GRID[size]
+    regimes = [(src, sc, n, arr, 1.0) for src, sc in g["bandwidth"] for n in g["jobs"] for arr in g["arrivals"]]
+    # the GPU sensitivity of the paper: 8 jobs, batch, at x1 of each bandwidth source
+    regimes += [(src, 1.0, 8, "batch", gs) for src in ("nominal", "measured") for gs in g["gpu"]]
+    out = []
+    for src, sc, n, arr, gs in regimes:
+        label = regime_label(src, sc, n, arr, gs)
+        for seed in g["seeds"]:
+            for p in REGIME_POLICIES:
+                out.append(RunSpec("regimes", "paper", label, seed, f"sim:{p}", regime_args(src, sc, n, arr, gs)))
     return out

@@ -3,6 +3,8 @@
 Methods (``RunSpec.method``), each priced by ``bace_opt.evaluate`` alone:
     sim:<policy>       the online simulator with that policy (method_args: mode, policy options)
     p1:<solver>        P1 placement solved exactly (highs, scip, mathopt-highs, cpsat)
+    p1-nobw:<solver>   P1 on the same instance with every link's capacity x1e6 (bandwidth cannot bind), to
+                       show whether the bandwidth constraints change the optimum
     p1-heur:<policy>   one decision epoch of a policy at P1's decision time, all resources free: the
                        heuristic counterpart of P1, for optimality gaps
     p2:<solver>        P2 offline schedule solved exactly (cpsat, highs)
@@ -18,29 +20,41 @@ import subprocess
 import time
 from pathlib import Path
 
+from .compare import per_job_figures
 from .runner import RunSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def build_instance(spec: RunSpec):
+    """The instance of a run.  ``bandwidth_scale`` of the random and file families multiplies every link's
+    bandwidth after building (``builders.transforms.scale_bandwidth``); the paper family scales its own."""
     a = dict(spec.instance_args)
-    if spec.family == "paper":
+    scale = a.pop("bandwidth_scale", None) if spec.family in ("random", "file") else None
+    inst = _build(spec.family, spec.seed, a)
+    if scale is not None:
+        from ..builders.transforms import scale_bandwidth
+        inst = scale_bandwidth(inst, float(scale))
+    return inst
+
+
+def _build(family: str, seed: int, a: dict):
+    if family == "paper":
         from ..builders.paper import paper_instance
-        return paper_instance(seed=spec.seed, **a)
-    if spec.family == "random":
+        return paper_instance(seed=seed, **a)
+    if family == "random":
         from ..builders.synthetic import random_instance
-        return random_instance(seed=spec.seed, **a)
-    if spec.family == "file":
+        return random_instance(seed=seed, **a)
+    if family == "file":
         from ..instance import load_instance
         p = Path(a["path"])
         return load_instance(p if p.is_absolute() else ROOT / p)
-    raise ValueError(f"unknown instance family {spec.family!r}")
+    raise ValueError(f"unknown instance family {family!r}")
 
 
 def p1_heuristic(inst, policy: str, **options):
     """One decision of ``policy`` at P1's decision time t0 (the latest arrival), every resource free; the
-    jobs it does not start are ``blocked``.  Returns a priced Schedule."""
+    jobs it does not start are ``not_started``.  Returns a priced Schedule."""
     from ..evaluate import make_schedule
     from ..policies import get_policy
     from ..policies.base import ClusterState
@@ -50,8 +64,31 @@ def p1_heuristic(inst, policy: str, **options):
     queue = [j for j in inst.jobs if j.arrival_s <= t0]
     plans = list(pol.decide(t0, queue, ClusterState.empty(inst, t0)))
     started = {p.name for p in plans}
-    plans += [JobPlan(j.name, "blocked") for j in inst.jobs if j.name not in started]
+    plans += [JobPlan(j.name, "not_started") for j in inst.jobs if j.name not in started]
     return make_schedule(inst, plans, method=f"p1-heur:{policy}", meta={"t0_s": t0})
+
+
+#: the evaluator's metrics copied into a results row when the evaluator reports them
+MECHANISM_METRICS = ("peak_link_utilisation", "mean_link_utilisation", "links_used", "total_stall_s",
+                     "total_energy_kwh", "energy_weighted_price_usd_per_kwh", "idle_electricity_usd",
+                     "total_electricity_incl_idle_usd", "jobs_not_started", "jobs_comm_bound")
+#: a link whose peak reservation is within this fraction of its capacity counts as tight
+TIGHT = 1e-6
+
+
+def network_figures(rep) -> dict:
+    """Where the network binds, from the evaluator's metrics: peak and time-weighted link utilisation,
+    stall time, energy-weighted price, the idle-GPU cost reading; ``tight_links``: links whose peak
+    reservation reaches their capacity (within 1e-6, i.e. a binding bandwidth constraint of P1), and
+    ``links_over_90pct``: links whose peak reservation exceeds 90 % of it."""
+    m = rep.metrics
+    out = {k: m[k] for k in MECHANISM_METRICS if k in m}
+    per = m.get("link_utilisation")
+    if isinstance(per, dict):
+        peaks = [v.get("peak") or 0.0 for v in per.values()]
+        out["tight_links"] = sum(1 for u in peaks if u >= 1.0 - TIGHT)
+        out["links_over_90pct"] = sum(1 for u in peaks if u > 0.9)
+    return out
 
 
 def run_method(inst, method: str, args: dict):
@@ -60,7 +97,7 @@ def run_method(inst, method: str, args: dict):
     if kind == "sim":
         from .. import simulate
         return simulate(inst, policy=name, **args)
-    if kind == "p1":
+    if kind in ("p1", "p1-nobw"):
         from .. import solve
         return solve(inst, problem="placement", solver=name, **args)
     if kind == "p2":
@@ -68,7 +105,11 @@ def run_method(inst, method: str, args: dict):
         return solve(inst, problem="schedule", solver=name, **args)
     if kind == "p1-heur":
         return p1_heuristic(inst, name, **args)
-    raise ValueError(f"unknown method {method!r} (kinds: sim, p1, p1-heur, p2)")
+    raise ValueError(f"unknown method {method!r} (kinds: sim, p1, p1-nobw, p1-heur, p2)")
+
+
+#: link capacity factor of ``p1-nobw``: P1 with bandwidth constraints that cannot bind
+NO_BANDWIDTH_SCALE = 1e6
 
 
 @functools.lru_cache(maxsize=1)
@@ -95,6 +136,10 @@ def git_commit() -> str:
         return ""
 
 
+class _Done(Exception):
+    """The optical rows are complete without the evaluator (they carry no job schedule)."""
+
+
 def execute(spec: RunSpec) -> dict:
     """Run one spec; never raises (a failure becomes a row with status 'error')."""
     from ..evaluate import evaluate
@@ -104,7 +149,15 @@ def execute(spec: RunSpec) -> dict:
            "options": json.dumps({"instance": dict(spec.instance_args), "method": dict(spec.method_args)},
                                  sort_keys=True)}
     try:
+        if spec.family == "optical":   # the optical layer and CBA: rows from bace_opt.optical.bench
+            from ..optical.bench import execute_optical
+            row.update(execute_optical(spec))
+            raise _Done
         inst = build_instance(spec)
+        if spec.method.startswith("p1-nobw:"):
+            # P1 with link capacities lifted: does bandwidth change the optimum?  (evaluated on that instance)
+            from ..builders.transforms import scale_bandwidth
+            inst = scale_bandwidth(inst, NO_BANDWIDTH_SCALE)
         row["instance"] = inst.name
         row["jobs"] = len(inst.jobs)
         sched = run_method(inst, spec.method, spec.method_args)
@@ -114,7 +167,9 @@ def execute(spec: RunSpec) -> dict:
                    avg_jct_s=m["avg_jct_s"], total_electricity_usd=m["total_electricity_usd"],
                    total_egress_usd=m["total_egress_usd"], total_cost_usd=m["total_cost_usd"],
                    total_run_s=m["total_run_s"], makespan_s=m["makespan_s"])
-        if spec.method.startswith(("p1:", "p1-heur:")):
+        row.update(network_figures(rep))
+        row["per_job"] = per_job_figures(rep.figures)
+        if spec.method.startswith(("p1:", "p1-nobw:", "p1-heur:")):
             # P1's own level-2 objective (prices at t0, egress only if the instance's objective counts it),
             # recomputed from the evaluator's run times for the exact and the heuristic schedules alike
             from ..exact.placement import cost_at_t0_usd
@@ -130,6 +185,8 @@ def execute(spec: RunSpec) -> dict:
             row["status"] = "done" if rep.feasible else "infeasible-schedule"
         if not rep.feasible:
             row["error"] = "; ".join(str(v) for v in rep.violations[:3])
+    except _Done:
+        pass
     except Exception as e:  # one failed run must not stop the batch: record it
         row["status"] = "error"
         row["error"] = f"{type(e).__name__}: {e}"[:500]

@@ -9,10 +9,22 @@ seed's cluster):
   (Tokyo), ap-southeast (Singapore), ap-southeast-2 (Sydney); one GPU type, the NVIDIA RTX A6000
   (154.8 dense bf16 TFLOPS, 48 GB, 300 W; see profiles.GPUS).
 - GPUs per region: a uniform draw from {16, 32, 64, 128}, times ``gpu_scale``, rounded half-up, at least 1.
-- Per-region network bandwidth: uniform in [25, 100] Gbit/s (rounded to 0.1); full mesh; a link gets the
-  mean of its two ends' bandwidths, times ``bandwidth_scale``.
-- Link latency: great-circle distance between the two cities (geo.CITY_COORDS), one way
-  1.5 * d / (200 km/ms) + 2 ms (geo.py has the rule and its check against Skyplane's RTTs).
+- Links (full mesh), ``bandwidth_source="nominal"`` (default, the paper's setup): per-region network
+  bandwidth uniform in [25, 100] Gbit/s (rounded to 0.1; the paper's figure is an EC2 instance's network-card
+  rate); a link gets the mean of its two ends' bandwidths, times ``bandwidth_scale``.  Latency: great-circle
+  distance between the two cities (geo.CITY_COORDS), one way 1.5 * d / (200 km/ms) + 2 ms (geo.py has the
+  rule and its check against Skyplane's RTTs).
+- Links, ``bandwidth_source="measured"``: each paper region is matched to the AWS region of its city
+  (PaperRegion.aws_region: eu-west -> aws:eu-west-1 Ireland, us-east -> aws:us-east-1 N. Virginia (the
+  nominal latency uses New York, as the paper), eu-central -> aws:eu-central-1 Frankfurt, ap-northeast ->
+  aws:ap-northeast-1 Tokyo, ap-southeast -> aws:ap-southeast-1 Singapore, ap-southeast-2 ->
+  aws:ap-southeast-2 Sydney).  Bandwidth = ``aggregate`` (median by default) of Skyplane's iperf3
+  ``throughput_recieved`` over the runs of both directions (skyplane.Measurements: successful PREMIUM-tier
+  runs, one VM pair, 64 TCP flows) / 1e9, times ``parallel_connections`` (default 1: a link is one VM pair,
+  2.6-4.7 Gbit/s between these regions), times ``bandwidth_scale``.  Latency = the same statistic of ping
+  ``avg_rtt`` over both directions / 2.  A pair without a measurement stops the builder with an error naming
+  it, unless ``fill_missing="rtt"`` (estimates of skyplane.fill, marked per link in ``meta.link_measurements``).
+  The per-region bandwidth draws are still made (so GPUs and prices equal the nominal instance's) but unused.
 - Electricity: per region a uniform draw in [0.156, 0.295] USD/kWh (the paper's commercial-price range;
   rounded to 0.001), constant in time, PUE 1.0.  Egress 0.02 USD/GB on every link (AWS inter-region transfer
   price for most pairs), reported separately: ``objective.egress`` is false, as in the paper.
@@ -37,11 +49,14 @@ seed's cluster):
 from __future__ import annotations
 
 import math
+import os
+import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import InputError
 from ..instance import Instance
-from . import geo
+from . import geo, skyplane
 from ._random import Stream
 from .profiles import MODELS, GpuSpec, choose_stages, get_gpu, job_profile
 
@@ -69,6 +84,10 @@ BANDWIDTH_RANGE_GBPS = (25.0, 100.0)
 PRICE_RANGE_USD_PER_KWH = (0.156, 0.295)
 EGRESS_USD_PER_GB = 0.02
 TOKENS_PER_BYTE = 0.25
+BANDWIDTH_SOURCES = ("nominal", "measured")
+DEFAULT_PARALLEL_CONNECTIONS = 1
+DATA_ENV = "BACE_OPT_DATA"
+DEFAULT_DATA_DIR = "../shared/data"
 
 PAPER_MODELS = ("Llama-3.1-70B", "Qwen2.5-14B", "Qwen2.5-32B", "Falcon-40B", "Gemma-3-27B", "FLM-101B",
                 "Qwen2.5-72B", "LLaMA-1-33B")
@@ -105,8 +124,15 @@ def _round_half_up(x: float) -> int:
 def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, gpu_scale: float = 1.0, *,
                    arrivals: str = "zero", mean_interarrival_s: float = 3600.0, gpu: str | GpuSpec = "A6000",
                    egress_usd_per_gb: float = EGRESS_USD_PER_GB, max_stages: int | None = None,
+                   bandwidth_source: str = "nominal", data_dir=None,
+                   parallel_connections: int = DEFAULT_PARALLEL_CONNECTIONS, aggregate: str = "median",
+                   fill_missing: str = "none", throughput_file: str = skyplane.THROUGHPUT_FILE,
                    name: str | None = None) -> Instance:
-    """Build a paper-family instance (see the module docstring for every rule).  Deterministic per seed."""
+    """Build a paper-family instance (see the module docstring for every rule).  Deterministic per seed.
+
+    ``bandwidth_source="measured"`` reads ``<data_dir>/skyplane`` (``data_dir`` default: resolve_data_dir);
+    ``parallel_connections``, ``aggregate``, ``fill_missing`` and ``throughput_file`` (a file of Skyplane's
+    throughput format in that folder, e.g. an older release's) apply to it only."""
     problems = []
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         problems.append(f"seed must be an integer >= 0, got {seed!r}")
@@ -122,6 +148,19 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
         problems.append(f"mean_interarrival_s must be > 0, got {mean_interarrival_s!r}")
     if not egress_usd_per_gb >= 0:
         problems.append(f"egress_usd_per_gb must be >= 0, got {egress_usd_per_gb!r}")
+    if bandwidth_source not in BANDWIDTH_SOURCES:
+        problems.append(f"bandwidth_source must be one of {', '.join(BANDWIDTH_SOURCES)}, got {bandwidth_source!r}")
+    if isinstance(parallel_connections, bool) or not isinstance(parallel_connections, int) or parallel_connections < 1:
+        problems.append(f"parallel_connections must be an integer >= 1, got {parallel_connections!r}")
+    if aggregate not in skyplane.AGGREGATES:
+        problems.append(f"aggregate must be one of {', '.join(skyplane.AGGREGATES)}, got {aggregate!r}")
+    if fill_missing not in skyplane.FILL_MODES:
+        problems.append(f"fill_missing must be one of {', '.join(skyplane.FILL_MODES)}, got {fill_missing!r}")
+    if bandwidth_source == "nominal" and (parallel_connections != DEFAULT_PARALLEL_CONNECTIONS
+                                          or aggregate != "median" or fill_missing != "none"
+                                          or throughput_file != skyplane.THROUGHPUT_FILE or data_dir is not None):
+        problems.append("parallel_connections, aggregate, fill_missing, throughput_file and data_dir apply only to "
+                        "bandwidth_source='measured'")
     if problems:
         raise InputError(problems, "paper_instance")
     gspec = get_gpu(gpu)
@@ -140,14 +179,18 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
 
     regions = [{"name": r.name, "gpu_type": gspec.name, "gpus": g, "price_usd_per_kwh": p, "pue": 1.0}
                for r, g, p in zip(PAPER_REGIONS, gpus, prices)]
-    links = []
-    for i, a in enumerate(PAPER_REGIONS):
-        for j in range(i + 1, len(PAPER_REGIONS)):
-            b = PAPER_REGIONS[j]
-            links.append({"a": a.name, "b": b.name,
-                          "bandwidth_gbps": round((region_bw[i] + region_bw[j]) / 2 * bandwidth_scale, 3),
-                          "latency_ms": geo.pair_latency_ms(geo.CITY_COORDS[a.city], geo.CITY_COORDS[b.city]),
-                          "egress_usd_per_gb": float(egress_usd_per_gb)})
+    if bandwidth_source == "measured":
+        links, link_notes, data_name = measured_links(data_dir, bandwidth_scale, parallel_connections, aggregate,
+                                                      fill_missing, egress_usd_per_gb, throughput_file)
+    else:
+        links = []
+        for i, a in enumerate(PAPER_REGIONS):
+            for j in range(i + 1, len(PAPER_REGIONS)):
+                b = PAPER_REGIONS[j]
+                links.append({"a": a.name, "b": b.name,
+                              "bandwidth_gbps": round((region_bw[i] + region_bw[j]) / 2 * bandwidth_scale, 3),
+                              "latency_ms": geo.pair_latency_ms(geo.CITY_COORDS[a.city], geo.CITY_COORDS[b.city]),
+                              "egress_usd_per_gb": float(egress_usd_per_gb)})
 
     # ---- jobs (job k's draws depend only on seed and k)
     stage_cap = max(base_gpus) if max_stages is None else max_stages
@@ -155,7 +198,7 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
                                       mean_interarrival_s=mean_interarrival_s, max_stages=stage_cap,
                                       scale_note=f"gpu_scale={gpu_scale:g}")
 
-    nm = name or _default_name(seed, jobs, bandwidth_scale, gpu_scale, arrivals)
+    nm = name or _default_name(seed, jobs, bandwidth_scale, gpu_scale, arrivals, bandwidth_source)
     meta = {
         "source": (f"{SOURCE}.paper_instance: BACE-Pipe setup (Zhang, Liu, Xu, arXiv 2605.25375) rebuilt per "
                    "../shared/spec/system-model.md 'Paper setup'; GPU figures: NVIDIA RTX A6000 datasheet; "
@@ -169,8 +212,17 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
         "arrivals": arrivals if arrivals == "zero" else f"poisson, mean inter-arrival {mean_interarrival_s:g} s",
         "region_bandwidth_gbps": {r.name: bw for r, bw in zip(PAPER_REGIONS, region_bw)},
         "job_profiles": job_notes,
-        "command": _command(seed, jobs, bandwidth_scale, gpu_scale, arrivals, mean_interarrival_s),
+        "command": _command(seed, jobs, bandwidth_scale, gpu_scale, arrivals, mean_interarrival_s, bandwidth_source,
+                            parallel_connections, aggregate, fill_missing, throughput_file),
     }
+    if bandwidth_source == "measured":
+        del meta["region_bandwidth_gbps"]       # drawn (streams stay aligned with nominal) but not used
+        meta["source"] = meta["source"].replace(
+            "latency: great-circle rule of bace_opt.builders.geo",
+            f"link bandwidth and latency: {skyplane.SOURCE_NOTE}, files {data_name}/{throughput_file} "
+            f"and {data_name}/{skyplane.LATENCY_FILE} (see bace_opt.builders.paper.measured_links)")
+        meta["bandwidth_source"] = "measured"
+        meta.update(measured_meta(parallel_connections, aggregate, fill_missing, bandwidth_scale, link_notes))
     data = {"schema": "bace-opt/instance/v1", "name": nm, "meta": meta,
             "gpu_types": {gspec.name: {"tflops": gspec.tflops, "memory_gb": gspec.memory_gb,
                                        "power_w": gspec.power_w}},
@@ -231,7 +283,72 @@ def _paper_job(model: str, ds: Dataset, gspec: GpuSpec, total_gpus: int, max_sta
     return d, note
 
 
-def _default_name(seed, jobs, bw, gs, arrivals) -> str:
+def resolve_data_dir(data_dir=None) -> Path:
+    """The data folder (layout of ../shared/data): ``data_dir``, else $BACE_OPT_DATA, else ../shared/data
+    relative to the working directory (the repository root, as instances/README.md says), else ../shared/data
+    beside the repository holding this package (so bench runs started elsewhere find it too)."""
+    d = Path(data_dir if data_dir is not None else os.environ.get(DATA_ENV) or DEFAULT_DATA_DIR)
+    beside_repo = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    if data_dir is None and not os.environ.get(DATA_ENV) and not (d / "skyplane").is_dir() \
+            and (beside_repo / "skyplane").is_dir():
+        d = beside_repo
+    if not (d / "skyplane").is_dir():
+        raise InputError(f"measured bandwidth needs Skyplane's measurements in {d / 'skyplane'}: give the data "
+                         f"folder (the layout of ../shared/data) with --data or ${DATA_ENV}")
+    return d
+
+
+def measured_links(data_dir, bandwidth_scale: float = 1.0, parallel_connections: int = DEFAULT_PARALLEL_CONNECTIONS,
+                   aggregate: str = "median", fill_missing: str = "none",
+                   egress_usd_per_gb: float = EGRESS_USD_PER_GB,
+                   throughput_file: str = skyplane.THROUGHPUT_FILE) -> tuple[list[dict], list[dict], str]:
+    """The paper mesh's links from Skyplane measurements (module docstring, 'measured'): link dicts, one note
+    per link (its Skyplane pair, the aggregated per-VM-pair throughput and RTT, the number of runs, and
+    'measured' or the estimate used), and the Skyplane folder's name relative to the data folder (so ``meta``
+    does not depend on where the data folder is).  A missing pair raises an InputError naming every missing
+    pair unless ``fill_missing='rtt'``."""
+    d = resolve_data_dir(data_dir)
+    meas = skyplane.Measurements(d / "skyplane", throughput_file=throughput_file, aggregate=aggregate)
+    by_aws = {r.aws_region: r for r in PAPER_REGIONS}
+    pms = meas.pairs(r.aws_region for r in PAPER_REGIONS)
+    missing = [pm for pm in pms if not pm.complete]
+    if missing and fill_missing == "none":
+        raise InputError(f"{d / 'skyplane'}: no measurement for {len(missing)} region pair(s) of the paper mesh: "
+                         f"{skyplane.describe_missing(missing)}; pass --fill-missing rtt (fill_missing='rtt') to "
+                         "estimate them")
+    links, notes = [], []
+    for pm in pms:
+        if not pm.complete:
+            pm, _ = skyplane.fill(meas, pm)
+        a, b = by_aws[pm.a], by_aws[pm.b]
+        links.append({"a": a.name, "b": b.name,
+                      "bandwidth_gbps": round(pm.throughput_gbps * parallel_connections * bandwidth_scale, 3),
+                      "latency_ms": round(pm.rtt_ms / 2.0, 3),
+                      "egress_usd_per_gb": float(egress_usd_per_gb)})
+        notes.append({"link": [a.name, b.name], "skyplane_pair": [pm.a, pm.b],
+                      "throughput_gbps_per_vm_pair": round(pm.throughput_gbps, 4), "throughput_runs": pm.throughput_n,
+                      "throughput": pm.throughput_source, "rtt_ms": round(pm.rtt_ms, 3), "rtt_runs": pm.rtt_n,
+                      "rtt": pm.rtt_source})
+    return links, notes, "skyplane"
+
+
+def measured_meta(parallel_connections, aggregate, fill_missing, bandwidth_scale, link_notes) -> dict:
+    """The ``meta`` entries that state a measured instance's aggregation."""
+    return {
+        "region_match": {r.name: f"{r.aws_region} ({r.city if r.name != 'us-east' else 'N. Virginia'})"
+                         for r in PAPER_REGIONS},
+        "bandwidth_rule": (f"{aggregate} of Skyplane iperf3 throughput_recieved (bit/s, one VM pair, 64 TCP flows; "
+                           f"successful PREMIUM-tier runs) over the runs of both directions / 1e9 x "
+                           f"{parallel_connections} parallel VM-pair connection(s) per link x bandwidth_scale "
+                           f"{bandwidth_scale:g}"),
+        "latency_rule": f"{aggregate} of Skyplane ping avg_rtt over the runs of both directions / 2",
+        "parallel_connections": parallel_connections,
+        "fill_missing": fill_missing,
+        "link_measurements": link_notes,
+    }
+
+
+def _default_name(seed, jobs, bw, gs, arrivals, source="nominal") -> str:
     nm = f"paper-6r-{jobs}j-seed{seed}"
     if bw != 1.0:
         nm += f"-bw{bw:g}"
@@ -239,10 +356,13 @@ def _default_name(seed, jobs, bw, gs, arrivals) -> str:
         nm += f"-gpu{gs:g}"
     if arrivals == "poisson":
         nm += "-poisson"
+    if source == "measured":
+        nm += "-measured"
     return nm
 
 
-def _command(seed, jobs, bw, gs, arrivals, mean_ia) -> str:
+def _command(seed, jobs, bw, gs, arrivals, mean_ia, source="nominal", conns=DEFAULT_PARALLEL_CONNECTIONS,
+             aggregate="median", fill_missing="none", throughput_file=skyplane.THROUGHPUT_FILE) -> str:
     cmd = f"bace-opt generate paper --seed {seed}"
     if jobs != 8:
         cmd += f" --jobs {jobs}"
@@ -252,4 +372,14 @@ def _command(seed, jobs, bw, gs, arrivals, mean_ia) -> str:
         cmd += f" --gpu-scale {gs:g}"
     if arrivals == "poisson":
         cmd += f" --arrivals poisson --mean-interarrival {mean_ia:g}"
+    if source == "measured":
+        cmd += " --bandwidth-source measured"
+        if conns != DEFAULT_PARALLEL_CONNECTIONS:
+            cmd += f" --parallel-connections {conns}"
+        if aggregate != "median":
+            cmd += f" --aggregate {aggregate}"
+        if fill_missing != "none":
+            cmd += f" --fill-missing {fill_missing}"
+        if throughput_file != skyplane.THROUGHPUT_FILE:
+            cmd += f" --throughput-file {shlex.quote(str(throughput_file))}"
     return cmd

@@ -8,14 +8,18 @@ Cloud mode (``topology_gml=None``): the regions are cloud regions in Skyplane na
 ``gcp:europe-west3`` with or without the zone suffix), fully meshed where measurements exist.
 
 - Bandwidth of link {u, v} = aggregate (``aggregate``: median by default; mean, min, max) of Skyplane's
-  iperf3 ``throughput_recieved`` (bit/s, 64 TCP flows between ONE VM pair; successful runs only) over the
-  measurements of BOTH directions, / 1e9 -> Gbit/s, times ``vm_pairs_per_link`` (default 8): our reading of
-  a region pair's capacity as 8 parallel VM pairs, which Skyplane (NSDI'23) shows scales about linearly.
-- Latency = aggregate of ``avg_rtt`` (ms, ping) over both directions / 2 (one way).
+  iperf3 ``throughput_recieved`` (bit/s, 64 TCP flows between ONE VM pair; successful PREMIUM-tier runs only)
+  over the measurements of BOTH directions, / 1e9 -> Gbit/s, times ``vm_pairs_per_link`` (default 8; CLI
+  alias ``--parallel-connections``): our reading of a region pair's capacity as 8 parallel VM pairs, which
+  Skyplane (NSDI'23) shows scales about linearly.  (Reading and aggregation: builders.skyplane.)
+- Latency = aggregate of ``avg_rtt`` (ms, ping) over both directions / 2 (one way).  The realistic family is
+  always measured: the paper family's ``bandwidth_source`` has no nominal counterpart here.
 - Egress price of a link = mean of the two directions' USD/GB (skyplane/egress_cost.csv): exact for the
   model, whose traffic over a hop is half forward activations, half backward gradients.
 - A pair without a throughput or a latency measurement gets no link (listed in ``meta.missing_pairs``);
-  the instance must still be connected, else an InputError names the cut-off regions.
+  the instance must still be connected, else an InputError names the cut-off regions and every missing
+  measurement.  ``fill_missing="rtt"`` estimates the holes instead (skyplane.fill: RTT by the great-circle
+  rule, throughput from a log-log fit on RTT), each listed with its estimate in ``meta.estimated_pairs``.
 - Electricity: the region's grid zone from green_dcc/cloud_region_to_grid_zone_curated.csv, its hourly
   day-ahead price from electricity_price_usd_mwh_hourly_2023_wide.csv for ``hours`` hours starting at
   ``price_day`` 00:00 UTC: USD/MWh / 1000 + ``retail_adder_usd_per_kwh`` (default 0.10: network charges,
@@ -50,7 +54,7 @@ import networkx as nx
 
 from ..errors import InputError
 from ..instance import Instance
-from . import geo
+from . import geo, skyplane
 from ._random import Stream
 from .paper import GPU_COUNTS, paper_jobs
 from .profiles import GpuSpec, get_gpu
@@ -60,7 +64,7 @@ SOURCE = "bace_opt.builders.realistic"
 
 DEFAULT_REGIONS = ("aws:us-east-1", "aws:us-west-1", "aws:eu-central-1", "aws:ap-northeast-1",
                    "aws:ap-southeast-1", "aws:ap-southeast-2")
-AGGREGATES = {"median": statistics.median, "mean": statistics.fmean, "min": min, "max": max}
+AGGREGATES = skyplane.AGGREGATES
 RETAIL_ADDER_USD_PER_KWH = 0.10
 OC_UNIT_GBPS = 0.05184
 
@@ -140,30 +144,13 @@ def hourly_prices_usd_per_kwh(data_dir, zones, price_day: str = "2023-07-01", ho
 
 # ---------------------------------------------------------------------- cloud mode
 
-def _pair_measurements(rows, key_src, key_dst, value, regions) -> dict[frozenset, list[float]]:
-    want = {_norm(r): r for r in regions}
-    out: dict[frozenset, list[float]] = {}
-    for r in rows:
-        a, b = want.get(_norm(r[key_src])), want.get(_norm(r[key_dst]))
-        if a is None or b is None or a == b:
-            continue
-        if r.get("success", "True") not in ("True", "true", "1"):
-            continue
-        try:
-            x = float(r[value])
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(x) and x > 0:
-            out.setdefault(frozenset((a, b)), []).append(x)
-    return out
-
-
 def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs: int = 8,
                        gpus: int | dict | None = None, gpu: str | GpuSpec = "A6000", vm_pairs_per_link: float = 8,
                        aggregate: str = "median", price_day: str = "2023-07-01", hours: int = 168,
                        retail_adder_usd_per_kwh: float = RETAIL_ADDER_USD_PER_KWH, topology_gml=None,
                        sites: dict | None = None, default_capacity_gbps: float = 100.0, capacity_scale: float = 1.0,
                        arrivals: str = "zero", mean_interarrival_s: float = 3600.0, egress_objective: bool = False,
+                       fill_missing: str = "none", throughput_file: str = skyplane.THROUGHPUT_FILE,
                        name: str | None = None, gpu_mix=None) -> Instance:
     """A realistic instance from the data folder (module docstring has every rule).
 
@@ -184,12 +171,16 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
         problems.append("default_capacity_gbps and capacity_scale must be > 0")
     if arrivals not in ("zero", "poisson"):
         problems.append(f"arrivals must be 'zero' or 'poisson', got {arrivals!r}")
+    if fill_missing not in skyplane.FILL_MODES:
+        problems.append(f"fill_missing must be one of {', '.join(skyplane.FILL_MODES)}, got {fill_missing!r}")
     if problems:
         raise InputError(problems, "realistic_instance")
     mix = _gpu_mix(gpu_mix)
     gspec = mix[0] if mix else get_gpu(gpu)
     if gspec.power_w is None:
         raise InputError(f"GPU {gspec.name!r} has no power figure; pass a GpuSpec with power_w")
+    if topology_gml is not None and (fill_missing != "none" or throughput_file != skyplane.THROUGHPUT_FILE):
+        raise InputError("fill_missing and throughput_file apply to cloud regions (Skyplane), not to topology_gml")
     if topology_gml is not None:
         return _wan_instance(d, topology_gml, sites or {}, seed=seed, jobs=jobs, gspec=gspec, price_day=price_day,
                              hours=hours, adder=retail_adder_usd_per_kwh, default_capacity_gbps=default_capacity_gbps,
@@ -211,27 +202,41 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
     prices = hourly_prices_usd_per_kwh(d, zones.values(), price_day, hours, retail_adder_usd_per_kwh)
     counts = _gpu_counts(gpus, regions, seed)
 
-    tp = _pair_measurements(_read_csv(_data_file(d, "skyplane", "throughput_2022_11.csv")),
-                            "src_region", "dst_region", "throughput_recieved", regions)
-    lat = _pair_measurements(_read_csv(_data_file(d, "skyplane", "latency.csv")),
-                             "src_region", "dst_region", "avg_rtt", regions)
+    meas = skyplane.Measurements(_data_file(d, "skyplane", throughput_file).parent, throughput_file=throughput_file,
+                                 aggregate=aggregate)
     eg = {}
     for r in _read_csv(_data_file(d, "skyplane", "egress_cost.csv")):
         eg[(_norm(r["src"]), _norm(r["dest"]))] = float(r["cost"])
-    agg = AGGREGATES[aggregate]
-    links, missing = [], []
-    for i, a in enumerate(regions):
-        for b in regions[i + 1:]:
-            key = frozenset((a, b))
-            if key not in tp or key not in lat:
-                missing.append({"pair": [a, b], "throughput": key in tp, "latency": key in lat})
+    links, missing, estimated = [], [], []
+    pms = meas.pairs(regions)
+    holes = [pm for pm in pms if not pm.complete]
+    if holes and fill_missing == "none":
+        g = nx.Graph()
+        g.add_nodes_from(regions)
+        g.add_edges_from((pm.a, pm.b) for pm in pms if pm.complete)
+        if not nx.is_connected(g):
+            parts = sorted((sorted(c) for c in nx.connected_components(g)), key=lambda c: (-len(c), c))
+            cut = ", ".join(r for c in parts[1:] for r in c)
+            raise InputError(f"topology is disconnected: region(s) {cut} have no link because Skyplane "
+                             f"({d.name}/skyplane) lacks {len(holes)} measurement(s): "
+                             f"{skyplane.describe_missing(holes, limit=40)}; pass --fill-missing rtt "
+                             "(fill_missing='rtt') to estimate them, or choose other regions")
+    for pm in pms:
+        a, b = pm.a, pm.b
+        if not pm.complete:
+            if fill_missing == "none":
+                missing.append({"pair": [a, b], "throughput": pm.throughput_gbps is not None,
+                                "latency": pm.rtt_ms is not None})
                 continue
-            e_ab, e_ba = eg.get((_norm(a), _norm(b))), eg.get((_norm(b), _norm(a)))
-            e = [x for x in (e_ab, e_ba) if x is not None]
-            links.append({"a": a, "b": b,
-                          "bandwidth_gbps": round(agg(tp[key]) / 1e9 * vm_pairs_per_link, 3),
-                          "latency_ms": round(agg(lat[key]) / 2.0, 3),
-                          "egress_usd_per_gb": round(sum(e) / len(e), 5) if e else 0.0})
+            pm, _ = skyplane.fill(meas, pm)
+            estimated.append({"pair": [a, b], "throughput": pm.throughput_source, "rtt_ms": round(pm.rtt_ms, 3),
+                              "rtt": pm.rtt_source})
+        e_ab, e_ba = eg.get((_norm(a), _norm(b))), eg.get((_norm(b), _norm(a)))
+        e = [x for x in (e_ab, e_ba) if x is not None]
+        links.append({"a": a, "b": b,
+                      "bandwidth_gbps": round(pm.throughput_gbps * vm_pairs_per_link, 3),
+                      "latency_ms": round(pm.rtt_ms / 2.0, 3),
+                      "egress_usd_per_gb": round(sum(e) / len(e), 5) if e else 0.0})
     if missing:
         log.info("no measurements for %d pair(s): %s", len(missing), missing)
 
@@ -243,7 +248,7 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
     nm = name or f"realistic-{len(regions)}r-{jobs}j{'-mixed' if mix else ''}-seed{seed}"
     meta = {
         "source": (f"{SOURCE}.realistic_instance from {d.name}/: Skyplane (github.com/skyplane-project/skyplane) "
-                   "throughput_2022_11.csv, latency.csv, egress_cost.csv; green-dcc (github.com/HewlettPackard/"
+                   f"{throughput_file}, latency.csv, egress_cost.csv; green-dcc (github.com/HewlettPackard/"
                    "green-dcc) hourly day-ahead prices 2023 (ENTSO-E, PJM, CAISO, JEPX, EMC, AEMO, ...) via "
                    "cloud_region_to_grid_zone_curated.csv; jobs: bace_opt.builders.paper.paper_jobs"),
         "family": "realistic", "seed": seed,
@@ -254,6 +259,9 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
                       f"clipped at >= 0; t = 0 is {price_day} 00:00 UTC; {hours} hours",
         "grid_zones": zones, "missing_pairs": missing, "job_profiles": notes,
     }
+    if fill_missing != "none":
+        meta["fill_missing"] = fill_missing
+        meta["estimated_pairs"] = estimated
     if mix:
         meta["gpu_mix_rule"] = (f"each region's GPU type drawn (seeded) from {', '.join(g.name for g in mix)}; "
                                 f"jobs profiled on the reference {gspec.name}; figures from the datasheets in "

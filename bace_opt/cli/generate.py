@@ -56,7 +56,8 @@ def add_parser(sub):
 
     a = fam.add_parser("paper", help="six regions, A6000, LLM jobs (BACE-Pipe setup)",
                        description="The BACE-Pipe simulation setup: six named regions, A6000 GPUs, per-region "
-                                   "GPUs from {16,32,64,128}, 25-100 Gbit/s, 0.156-0.295 USD/kWh, LLM jobs of "
+                                   "GPUs from {16,32,64,128}, 25-100 Gbit/s (or measured Skyplane links with "
+                                   "--bandwidth-source measured), 0.156-0.295 USD/kWh, LLM jobs of "
                                    "14B-101B parameters (see bace_opt/builders/paper.py and instances/README.md).")
     a.add_argument("--seed", type=_nonneg_int, required=True, help="random seed (integer >= 0)")
     a.add_argument("--jobs", type=_pos_int, default=8, help="number of jobs (default 8)")
@@ -66,6 +67,21 @@ def add_parser(sub):
                    help="all jobs at t=0 (default) or Poisson arrivals")
     a.add_argument("--mean-interarrival", type=_pos_float, default=3600.0,
                    help="mean inter-arrival time in s for --arrivals poisson (default 3600)")
+    a.add_argument("--bandwidth-source", choices=["nominal", "measured"], default="nominal",
+                   help="link bandwidth and latency: nominal (the paper's 25-100 Gbit/s per region, great-circle "
+                        "latency; default) or measured (Skyplane inter-region throughput and ping RTT of the "
+                        "matching AWS regions, from DATA/skyplane)")
+    a.add_argument("--parallel-connections", type=_pos_int, default=1,
+                   help="measured: VM-pair connections per link; link = per-VM-pair throughput x this (default 1)")
+    a.add_argument("--aggregate", choices=["median", "mean", "min", "max"], default="median",
+                   help="measured: statistic over the runs of both directions of a pair (default median)")
+    a.add_argument("--fill-missing", choices=["none", "rtt"], default="none",
+                   help="measured: a pair without measurements is an error naming it (none, default) or is "
+                        "estimated (rtt: RTT by the great-circle rule, throughput from a fit on RTT)")
+    a.add_argument("--throughput-file", default="throughput_2022_11.csv",
+                   help="measured: Skyplane throughput file in DATA/skyplane (default throughput_2022_11.csv)")
+    a.add_argument("--data", help="measured: data folder with the layout of ../shared/data (default: "
+                                  "$BACE_OPT_DATA, else ../shared/data)")
     a.add_argument("--name", help="instance name (default: derived from the options)")
     a.add_argument("-o", "--output", help="output file (default: stdout)")
     a.set_defaults(func=run)
@@ -102,8 +118,14 @@ def add_parser(sub):
     z.add_argument("--gpu-types", metavar="TYPE,TYPE[,...]",
                    help="mixed fleet: each region draws its GPU type (seeded) from these, e.g. A100-80GB,H100-80GB; "
                         "the first is the reference the jobs are profiled on (default: A6000 everywhere)")
-    z.add_argument("--vm-pairs-per-link", type=_pos_float, default=8.0,
+    z.add_argument("--vm-pairs-per-link", "--parallel-connections", type=_pos_float, default=8.0,
                    help="link capacity = aggregate per-VM-pair throughput x this (default 8)")
+    z.add_argument("--fill-missing", choices=["none", "rtt"], default="none",
+                   help="a pair without throughput or RTT: no link (none, default; an error naming the missing "
+                        "pairs if that disconnects the regions) or estimated (rtt: RTT by the great-circle rule, "
+                        "throughput from a fit on RTT)")
+    z.add_argument("--throughput-file", default="throughput_2022_11.csv",
+                   help="Skyplane throughput file in DATA/skyplane (default throughput_2022_11.csv)")
     z.add_argument("--aggregate", choices=["median", "mean", "min", "max"], default="median",
                    help="how to combine measurements of a pair (default median)")
     z.add_argument("--price-day", default="2023-07-01", help="first day of the price series, UTC (default 2023-07-01)")
@@ -164,8 +186,21 @@ def build(args):
     """The Instance a parsed ``generate`` command describes."""
     if args.family == "paper":
         from ..builders.paper import paper_instance
+        if args.bandwidth_source == "nominal":
+            given = [f for f, v, d in (("--parallel-connections", args.parallel_connections, 1),
+                                       ("--aggregate", args.aggregate, "median"),
+                                       ("--fill-missing", args.fill_missing, "none"), ("--data", args.data, None),
+                                       ("--throughput-file", args.throughput_file, "throughput_2022_11.csv"))
+                     if v != d]
+            if given:
+                raise InputError(f"{', '.join(given)}: only with --bandwidth-source measured")
+            return paper_instance(args.seed, args.jobs, args.bandwidth_scale, args.gpu_scale, arrivals=args.arrivals,
+                                  mean_interarrival_s=args.mean_interarrival, name=args.name)
         return paper_instance(args.seed, args.jobs, args.bandwidth_scale, args.gpu_scale, arrivals=args.arrivals,
-                              mean_interarrival_s=args.mean_interarrival, name=args.name)
+                              mean_interarrival_s=args.mean_interarrival, bandwidth_source="measured",
+                              data_dir=args.data, parallel_connections=args.parallel_connections,
+                              aggregate=args.aggregate, fill_missing=args.fill_missing,
+                              throughput_file=args.throughput_file, name=args.name)
     if args.family == "random":
         from ..builders.synthetic import random_instance
         return random_instance(args.seed, args.regions, args.jobs, topology=args.topology, transit=args.transit,
@@ -180,7 +215,8 @@ def build(args):
                               price_day=args.price_day, hours=args.hours, retail_adder_usd_per_kwh=args.retail_adder,
                               topology_gml=args.topology_gml, sites=_parse_sites(args.site) or None,
                               default_capacity_gbps=args.capacity_gbps, capacity_scale=args.capacity_scale,
-                              name=args.name, gpu_mix=args.gpu_types)
+                              fill_missing=args.fill_missing, throughput_file=args.throughput_file, name=args.name,
+                              gpu_mix=args.gpu_types)
 
 
 def run(args) -> int:

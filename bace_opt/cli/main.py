@@ -14,7 +14,7 @@ import sys
 
 from ..errors import BaceOptError
 
-COMMANDS = ["validate", "generate", "evaluate", "solve", "simulate", "pipeline", "bench"]
+COMMANDS = ["validate", "generate", "evaluate", "solve", "simulate", "pipeline", "bench", "optical"]
 
 
 def build_parser() -> argparse.ArgumentParser:

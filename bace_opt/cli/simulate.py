@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from ..errors import InputError
+from ..evaluate import format_metrics
 from ..instance import load_instance
 from ..policies import available, describe
 
@@ -64,8 +65,8 @@ def run(args) -> int:
         sched.save(args.output)
     print(f"{inst.name}: policy {sched.method}, {args.mode} mode, {sched.meta['events']} events, "
           f"{sched.meta['decisions']} decisions")
-    for k, v in sched.metrics.items():
-        print(f"{k}: {'-' if v is None else (f'{v:.6g}' if isinstance(v, float) else v)}")
+    for line in format_metrics(sched.metrics):
+        print(line)
     if not args.no_hol:
         print(f"total_hol_blocked_s: {sched.meta['total_hol_blocked_s']:.6g}")
     if args.jobs:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
+from ..evaluate import MONEY_KEYS, format_metrics
 from ..instance import load_instance
 from ..schedule import load_schedule
 
@@ -94,10 +95,20 @@ def run(args) -> int:
                   f"solve {fmt(lv['solve_s'])} s")
         if s.message:
             print(f"message: {s.message}")
-    print(f"jobs started: {m.get('jobs_done')}   blocked: {m.get('jobs_blocked')}   "
-          f"unscheduled: {m.get('jobs_unscheduled')}")
+    if args.problem == "placement":
+        print(f"jobs started: {m.get('jobs_done')}   not started: {m.get('jobs_not_started')}   "
+              f"unscheduled (arrive after t0): {m.get('jobs_unscheduled')}")
+    else:
+        print(f"jobs done: {m.get('jobs_done')}   unscheduled: {m.get('jobs_unscheduled')}")
+    print("the evaluator's figures:")
+    for line in format_metrics(m, links=False, keys=MONEY_KEYS + (
+            "total_electricity_incl_idle_usd", "avg_jct_s", "peak_link_utilisation", "total_stall_s")):
+        print("  " + line)
     if args.problem == "placement" and sched.meta.get("t0") is not None:
-        print(f"t0: {fmt(sched.meta['t0'])} s   cost at t0 prices: {fmt(sched.meta.get('cost_at_t0_usd'))} USD   "
-              f"evaluator's cost: {fmt(sched.meta.get('evaluated_cost_usd'))} USD")
+        what, key = (("electricity + egress", "total_cost_usd") if inst.objective.egress
+                     else ("electricity only: objective.egress is off", "total_electricity_usd"))
+        print(f"P1 cost objective ({what}): {fmt(sched.meta.get('cost_at_t0_usd'))} USD at t0 = "
+              f"{fmt(sched.meta['t0'])} s prices; {fmt(sched.meta.get('evaluated_cost_usd'))} USD priced over "
+              f"each run by the evaluator (= {key})")
     print(f"wrote {args.output}")
     return 0 if (s is None or s.status in ("optimal", "feasible")) else 1

@@ -9,7 +9,7 @@ import logging
 from typing import Any, Sequence
 
 from ..errors import InputError, SolverUnavailableError
-from ..evaluate import make_schedule
+from ..evaluate import make_schedule, objective_cost_usd
 from ..instance import Instance
 from ..schedule import JobPlan
 from ..solvers.base import SolveOptions
@@ -49,7 +49,7 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     """Solve P1 or P2 exactly and return a ``Schedule`` built by ``evaluate.make_schedule``.
 
     P1 (``problem="placement"``): keyword arguments of ``placement.solve_placement`` (jobs, t0, free_gpus,
-    free_gbps, levels) pass through; ``warm_start`` is a Schedule or a list of JobPlans.  Jobs not started are ``blocked``; jobs arriving after t0 are
+    free_gbps, levels) pass through; ``warm_start`` is a Schedule or a list of JobPlans.  Jobs not started are ``not_started``; jobs arriving after t0 are
     ``unscheduled``.  ``meta`` holds t0, the cost at t0 prices that the MILP optimized
     (``cost_at_t0_usd``), the same cost recomputed from the evaluator's figures
     (``evaluated_cost_at_t0_usd``) and the evaluator's true cost (``evaluated_cost_usd``; differs from the
@@ -83,7 +83,7 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     res = solve_placement(inst, solver=solver, options=opts, warm_start=warm_start, **kw)
     started = {p.name for p in res.plans}
     waiting = set(res.blocked) | started
-    plans = list(res.plans) + [JobPlan(n, "blocked") for n in res.blocked]
+    plans = list(res.plans) + [JobPlan(n, "not_started") for n in res.blocked]
     for j in inst.jobs:
         if j.name not in waiting:
             plans.append(JobPlan(j.name, "unscheduled"))
@@ -95,7 +95,7 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     if res.plans:
         eval_t0 = cost_at_t0_usd(inst, res.plans, res.t0)
         m = sched.metrics
-        true_cost = m["total_electricity_usd"] + (m["total_egress_usd"] if inst.objective.egress else 0.0)
+        true_cost = objective_cost_usd(inst, m)
         milp_cost = extra.get("cost_usd")
         meta.update(cost_at_t0_usd=milp_cost, evaluated_cost_at_t0_usd=eval_t0, evaluated_cost_usd=true_cost)
         if milp_cost is not None:

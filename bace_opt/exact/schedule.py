@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import formulas as F
 from ..errors import BaceOptError, InputError
-from ..evaluate import make_schedule
+from ..evaluate import MONEY_KEYS, make_schedule, objective_cost_usd
 from ..instance import Instance
 from ..schedule import Schedule, SolverInfo
 from ..solvers.base import SolveOptions, relative_gap
@@ -471,10 +471,10 @@ def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResu
     status = raw.status
     if raw.choice is not None:
         m = sched.metrics
-        cost = m["total_electricity_usd"] + (m["total_egress_usd"] if inst.objective.egress else 0.0)
+        cost = objective_cost_usd(inst, m)
         ev = m["avg_jct_s"] + (0.0 if prob.cost_cap_usd is not None else prob.mu * cost)
         extra["evaluator_objective"] = ev
-        extra["evaluator_total_cost_usd"] = cost
+        extra["evaluator_objective_cost_usd"] = cost   # electricity (+ egress if objective.egress)
         extra["objective_difference"] = (raw.objective - ev) if raw.objective is not None else None
         extra["rounding_slack_s"] = math.fsum(prob.delta_s * int(prob.jobs[j].d[c]) - float(prob.jobs[j].run_s[c])
                                               for j, (c, t) in raw.choice.items())
@@ -489,9 +489,11 @@ def pareto_front(inst: Instance, solver: str = "cpsat", mus: Sequence[float] | N
                  epsilons: Sequence[float] | None = None, options: SolveOptions = SolveOptions(), **kw):
     """The JCT-cost Pareto front of P2: one exact solve per mu (weighted sum) or per epsilon (cost cap).
 
-    Returns a pandas DataFrame with one row per point: mu_s_per_usd or epsilon_usd, avg_jct_s, total_cost_usd
-    (electricity + egress when the instance prices it), status, gap, objective, and ``nondominated`` (no other
-    row is at least as good in both figures and better in one).  Every figure is the evaluator's.  Default
+    Returns a pandas DataFrame with one row per point: mu_s_per_usd or epsilon_usd, avg_jct_s,
+    objective_cost_usd (the cost the front trades: electricity, plus egress when the instance's objective counts
+    it), the three money figures total_electricity_usd, total_egress_usd, total_cost_usd (electricity + egress),
+    status, gap, objective, and ``nondominated`` (no other row is at least as good in JCT and objective cost
+    and better in one).  Every figure is the evaluator's.  Default
     mus: 0 and m * (0.01, 0.1, 1, 10, 100, 1000) with m = (mean JCT / cost) of the mu = 0 optimum.
     """
     import pandas as pd
@@ -501,11 +503,11 @@ def pareto_front(inst: Instance, solver: str = "cpsat", mus: Sequence[float] | N
 
     def point(sched, **key):
         m, s = sched.metrics, sched.solver
-        cost = None
-        if m.get("avg_jct_s") is not None:
-            cost = m["total_electricity_usd"] + (m["total_egress_usd"] if inst.objective.egress else 0.0)
-        rows.append({**key, "avg_jct_s": m.get("avg_jct_s"), "total_cost_usd": cost, "status": s.status,
-                     "gap": s.gap, "objective": s.objective, "wall_s": s.wall_s})
+        ok = m.get("avg_jct_s") is not None
+        money = {k: (m[k] if ok else None) for k in MONEY_KEYS}
+        rows.append({**key, "avg_jct_s": m.get("avg_jct_s"),
+                     "objective_cost_usd": objective_cost_usd(inst, m) if ok else None, **money,
+                     "status": s.status, "gap": s.gap, "objective": s.objective, "wall_s": s.wall_s})
 
     if epsilons is not None:
         for e in epsilons:
@@ -528,8 +530,9 @@ def pareto_front(inst: Instance, solver: str = "cpsat", mus: Sequence[float] | N
         if not ok[i]:
             nd.append(False)
             continue
-        dom = ((df["avg_jct_s"] <= r["avg_jct_s"]) & (df["total_cost_usd"] <= r["total_cost_usd"])
-               & ((df["avg_jct_s"] < r["avg_jct_s"]) | (df["total_cost_usd"] < r["total_cost_usd"])) & ok)
+        c = "objective_cost_usd"
+        dom = ((df["avg_jct_s"] <= r["avg_jct_s"]) & (df[c] <= r[c])
+               & ((df["avg_jct_s"] < r["avg_jct_s"]) | (df[c] < r[c])) & ok)
         nd.append(not bool(dom.any()))
     df["nondominated"] = nd
     return df

@@ -45,6 +45,7 @@ class Boundary:
     hop: int
     latency_s: float      # one-way route latency L_h / 1000
     transfer_s: float     # bandwidth time c_h of one message (activation or gradient)
+    ready_s: float = 0.0  # no transfer starts before this time (a link set up late, e.g. a blocked lightpath)
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,8 @@ class PipelineModel:
         for b in self.boundaries:
             if not (0 <= b.stage < S - 1) or b.stage in by:
                 probs.append(f"boundary at stage {b.stage} is out of range or repeated")
-            if b.latency_s < 0 or b.transfer_s < 0 or not math.isfinite(b.latency_s + b.transfer_s):
+            if b.latency_s < 0 or b.transfer_s < 0 or b.ready_s < 0 or \
+                    not math.isfinite(b.latency_s + b.transfer_s + b.ready_s):
                 probs.append(f"boundary at stage {b.stage}: latency and transfer time must be finite and >= 0")
             by[b.stage] = b
         if probs:
@@ -195,7 +197,7 @@ class PipelineModel:
         def up(x):
             return math.ceil(x / unit_s - 1e-9) * unit_s
         return replace(self, t_f=tuple(up(x) for x in self.t_f), t_b=tuple(up(x) for x in self.t_b),
-                       boundaries=tuple(Boundary(b.stage, b.hop, up(b.latency_s), up(b.transfer_s))
+                       boundaries=tuple(Boundary(b.stage, b.hop, up(b.latency_s), up(b.transfer_s), up(b.ready_s))
                                         for b in self.boundaries))
 
     # ------------------------------------------------------------------ constructors

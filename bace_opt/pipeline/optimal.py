@@ -19,7 +19,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from ..errors import SolverUnavailableError
+from ..errors import InputError, SolverUnavailableError
 from ..solvers.base import relative_gap
 from .model import PipelineModel
 from .schedules import Op, greedy, makespan, onefoneb, orders_of, simulate_orders
@@ -75,6 +75,8 @@ def solve_optimal(model: PipelineModel, time_limit_s: float = 60.0, threads: int
     dur = {(q, k): U(model.duration(q, k)) for q in kinds for k in range(S)}
     bnd = {}
     for b in model.boundaries:
+        if b.ready_s > 0:
+            raise InputError("the optimal pipeline schedule does not model a boundary's ready_s (links set up late)")
         bnd[b.stage] = (U(b.latency_s), U(b.transfer_s))
 
     # heuristic schedules on the grid model: horizon and hint

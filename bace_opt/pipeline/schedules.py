@@ -182,7 +182,7 @@ def _send(model: PipelineModel, ops: list, link_free: dict, kind: str, k: int, i
         return t
     key = (b.stage, FWD if kind == "XF" else BWD)
     if b.transfer_s > 0:
-        st = max(t, link_free.get(key, 0.0))
+        st = max(t, link_free.get(key, b.ready_s))
         en = st + b.transfer_s
         link_free[key] = en
     else:
@@ -302,7 +302,7 @@ def greedy(model: PipelineModel) -> list[Op]:
             book = books.get(key)
             if book is None:
                 book = books[key] = _LinkBook()
-            st = book.book(t, b.transfer_s)
+            st = book.book(max(t, b.ready_s), b.transfer_s)
             en = st + b.transfer_s
         else:
             st = en = t
@@ -428,6 +428,8 @@ def check_ops(model: PipelineModel, ops: Sequence[Op], memory_limit: Sequence[in
                 continue
             if abs(o.end_s - o.start_s - b.transfer_s) > eps or abs(o.arrive_s - o.end_s - b.latency_s) > eps:
                 out.append(f"{key}: transfer duration/latency differ from the model")
+            if b.transfer_s > 0 and o.start_s < b.ready_s - eps:
+                out.append(f"{key}: transfer starts at {o.start_s} before its link is ready at {b.ready_s}")
         else:
             if o.kind not in model.kinds:
                 out.append(f"{key}: block kind {o.kind} not in this model {model.kinds}")

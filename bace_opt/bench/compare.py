@@ -1,0 +1,125 @@
+"""Like-with-like comparison of policies: the one place every report compares two runs.
+
+A policy that leaves jobs unfinished must never look faster or cheaper than one that finished them: its
+average JCT is taken over fewer (often shorter) jobs, and its electricity omits the jobs it never ran.  So
+two runs of one instance are compared only when they finished **the same set of jobs** (``comparable``);
+otherwise the comparison carries the counts and no headline change.  For information (never for ranking)
+it also gives the change over the jobs *both* finished, from the per-job figures the evaluator priced
+(``per_job`` column: ``{job: [jct_s, electricity_usd, egress_usd]}``).
+
+Ranking (``rank_key``): more jobs finished first, then the metric.  A policy with unfinished jobs is
+therefore never ranked above one that finished more.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+#: the per-job figures a results row may carry, in the order of the ``per_job`` lists
+PER_JOB_FIELDS = ("jct_s", "electricity_usd", "egress_usd")
+#: per-job figures are stored up to this many done jobs (larger runs: set comparison by count only)
+PER_JOB_MAX = 2000
+
+
+def per_job_figures(figures: Mapping[str, Any]) -> dict[str, list[float]] | None:
+    """``{job: [jct_s, electricity_usd, egress_usd]}`` from an evaluator report's ``figures`` (done jobs)."""
+    if len(figures) > PER_JOB_MAX:
+        return None
+    return {n: [f.jct_s, f.electricity_usd, f.egress_usd] for n, f in sorted(figures.items())}
+
+
+def parse_per_job(cell: Any) -> dict[str, list[float]] | None:
+    """The ``per_job`` cell of a results row (JSON text, a dict, or empty/NaN) as a dict, or None."""
+    if isinstance(cell, dict):
+        return cell
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)) or cell == "":
+        return None
+    try:
+        d = json.loads(cell)
+    except (TypeError, ValueError):
+        return None
+    return d if isinstance(d, dict) else None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Run ``a`` against run ``b`` (same instance).  ``change_pct`` fields are (a / b - 1) * 100 and are
+    set only when ``comparable`` (both finished the same jobs); ``common_*`` fields are over the jobs both
+    finished, for information only."""
+    a_done: int
+    b_done: int
+    jobs: int
+    comparable: bool
+    jct_change_pct: float
+    electricity_change_pct: float
+    egress_change_pct: float
+    total_change_pct: float
+    common_jobs: int
+    common_jct_change_pct: float
+    common_electricity_change_pct: float
+
+    @property
+    def note(self) -> str:
+        if self.comparable:
+            return ""
+        return (f"not comparable: {self.a_done} vs {self.b_done} of {self.jobs} jobs finished"
+                + (f" ({self.common_jobs} in common)" if self.common_jobs >= 0 else ""))
+
+
+def _pct(a: float, b: float) -> float:
+    if a is None or b is None:
+        return float("nan")
+    a, b = float(a), float(b)
+    if math.isnan(a) or math.isnan(b) or b == 0:
+        return float("nan")
+    return (a / b - 1.0) * 100.0
+
+
+def _num(row: Mapping[str, Any], key: str) -> float:
+    v = row.get(key)
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def compare_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
+    """Compare two results rows of the same instance (see module doc)."""
+    pa, pb = parse_per_job(a.get("per_job")), parse_per_job(b.get("per_job"))
+    a_done, b_done = int(_num(a, "jobs_done")), int(_num(b, "jobs_done"))
+    jobs = int(_num(a, "jobs")) if not math.isnan(_num(a, "jobs")) else max(a_done, b_done)
+    if pa is not None and pb is not None:
+        same = set(pa) == set(pb)
+        common = sorted(set(pa) & set(pb))
+    else:
+        # without per-job figures only the counts can be compared: equal counts of ALL jobs is the same set
+        same = a_done == b_done == jobs
+        common = None
+    nan = float("nan")
+    if common is not None and common:
+        ja = math.fsum(pa[n][0] for n in common)
+        jb = math.fsum(pb[n][0] for n in common)
+        ea = math.fsum(pa[n][1] for n in common)
+        eb = math.fsum(pb[n][1] for n in common)
+        cj, ce = _pct(ja, jb), _pct(ea, eb)
+    else:
+        cj = ce = nan
+    if same:
+        jct = _pct(_num(a, "avg_jct_s"), _num(b, "avg_jct_s"))
+        el = _pct(_num(a, "total_electricity_usd"), _num(b, "total_electricity_usd"))
+        eg = _pct(_num(a, "total_egress_usd"), _num(b, "total_egress_usd"))
+        tot = _pct(_num(a, "total_cost_usd"), _num(b, "total_cost_usd"))
+    else:
+        jct = el = eg = tot = nan
+    return Comparison(a_done=a_done, b_done=b_done, jobs=jobs, comparable=same, jct_change_pct=jct,
+                      electricity_change_pct=el, egress_change_pct=eg, total_change_pct=tot,
+                      common_jobs=len(common) if common is not None else -1,
+                      common_jct_change_pct=cj, common_electricity_change_pct=ce)
+
+
+def rank_key(jobs_done: float, metric: float) -> tuple:
+    """Sort key: more jobs finished first, then the smaller metric (NaN last)."""
+    m = float(metric) if metric is not None else float("nan")
+    return (-float(jobs_done), math.isnan(m), m if not math.isnan(m) else 0.0)

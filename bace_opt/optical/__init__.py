@@ -1,0 +1,25 @@
+"""The optical layer and CBA (issue 12): spectrum slots, routing and spectrum assignment, the dynamic blocking
+experiment, CBA on the pipeline-schedule layer, the exact slot assignment and the independent checker.
+
+    network.py   fibres, slots, modulation, candidate paths, validation of an instance's ``optical`` section
+    spectrum.py  slot bitsets per link, first / last / best fit, lightpaths
+    rsa.py       RSA policies (SP-FF, SD-FF, KSP-FF, KSP-LF, KSP-BF, KSP-MU)
+    dynamic.py   Poisson / exponential dynamic simulation, blocking with its confidence interval, Erlang-B
+    cba.py       CBA: CB labels from the pipeline schedule, slot sizing, path ranking, iteration metrics
+    exact.py     exact slot assignment of one iteration's batch (HiGHS MILP and CP-SAT)
+    checker.py   the independent lightpath checker (continuity, contiguity, no overlap, guard slots)
+
+Equations: models/optical.md.  Our readings: docs/decisions.md, section "Optical layer and CBA".
+"""
+from .checker import LightpathRecord, check_lightpaths, record_of
+from .dynamic import (BlockingEstimate, DynamicOptions, RequestSizes, erlang_b, estimate, simulate_dynamic, sweep,
+                      sweep_frame)
+from .network import (CBA_MODULATION, REACH_TABLE, Fibre, Modulation, OpticalNetwork, Path, load_topology,
+                      network_from_dict, nsfnet_path, parse_optical, single_link)
+from .rsa import RSA_POLICIES, get_rsa_policy
+from .spectrum import Lightpath, SpectrumGrid
+
+__all__ = ["BlockingEstimate", "CBA_MODULATION", "DynamicOptions", "Fibre", "Lightpath", "LightpathRecord",
+           "Modulation", "OpticalNetwork", "Path", "REACH_TABLE", "RSA_POLICIES", "RequestSizes", "SpectrumGrid",
+           "check_lightpaths", "erlang_b", "estimate", "get_rsa_policy", "load_topology", "network_from_dict",
+           "nsfnet_path", "parse_optical", "record_of", "simulate_dynamic", "single_link", "sweep", "sweep_frame"]
