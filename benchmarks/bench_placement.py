@@ -97,7 +97,8 @@ def realistic_main(args) -> int:
                                                             "cost_usd", "level_solve_s", "level_nodes",
                                                             "loadavg_end")), flush=True)
         # root bounds per formulation (level 2 LP relaxation, level 1 fixed at the proven count)
-        z1 = next((r["jobs_started"] for r in rows if r["instance"] == label and r["status"] == "optimal"), None)
+        z1 = next((r["jobs_started"] for r in rows if r["instance"] == label and r["level_status"].startswith("optimal")),
+                  None)       # level 1 proven
         if z1 is not None:
             for form in sorted({r["formulation"] for r in rows if r["instance"] == label and r["formulation"] != "-"}):
                 tb = time.perf_counter()
@@ -135,8 +136,25 @@ def _agreement(rows):
     lines = []
     for label in dict.fromkeys(r["instance"] for r in rows):
         opt = [r for r in rows if r["instance"] == label and r["status"] == "optimal"]
+        if len(opt) == 1:       # the others must be consistent with it: bound <= optimum <= incumbent (level 2)
+            ref = opt[0]
+            z = ref["cost_usd"]
+            bad = [r for r in rows if r["instance"] == label and r is not ref and r["jobs_started"] == ref["jobs_started"]
+                   and r["cost_usd"] is not None and r["cost_bound"] is not None
+                   and not (r["cost_bound"] <= z * (1 + 1e-6) and r["cost_usd"] >= z * (1 - 1e-6))]
+            lines.append(f"AGREEMENT {label}: only {ref['backend']}:{ref['formulation']} proved it (cost {z:.9g}); "
+                         + ("the others are consistent (their level-2 bound <= it <= their incumbent)" if not bad else
+                            "INCONSISTENT: " + ", ".join(f"{r['backend']}:{r['formulation']}" for r in bad)))
+            continue
         if len(opt) < 2:
-            lines.append(f"AGREEMENT {label}: fewer than two variants proved it ({len(opt)}); nothing to compare")
+            these = [r for r in rows if r["instance"] == label and r["cost_usd"] is not None]
+            top = max((r["jobs_started"] for r in these), default=None)
+            these = [r for r in these if r["jobs_started"] == top]
+            lo = max((r["cost_bound"] for r in these if r["cost_bound"] is not None), default=None)
+            hi = min((r["cost_usd"] for r in these), default=None)
+            lines.append(f"AGREEMENT {label}: no variant proved it; over all variants the level-2 optimum is in "
+                         f"[{lo:.9g}, {hi:.9g}] (gap {(hi - lo) / hi:.3%})" if lo is not None and hi else
+                         f"AGREEMENT {label}: no variant proved it")
             continue
         ref = opt[0]
         bad = [r for r in opt[1:] if r["jobs_started"] != ref["jobs_started"]
