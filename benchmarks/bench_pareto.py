@@ -134,16 +134,6 @@ def main(argv=None):
                 lines.append(f"- {r['name']}: {'-' if not g0 else f'{100 * g0[0]:+.3f} %'} at mu = 0; smallest "
                              f"{100 * worst[1]:+.3f} % (mu = {worst[0]:.4g}){flag}")
         lines.append("")
-        for _, r in pol.iterrows():
-            # the front point at least as cheap with the lowest JCT: how much faster the optimum is at that cost
-            cheaper = fr[fr["cost_usd"] <= r["cost_usd"] * (1 + 1e-9)]
-            if len(cheaper):
-                best = cheaper["avg_jct_s"].min()
-                lines.append(f"- {r['name']}: JCT {100 * (r['avg_jct_s'] / best - 1):+.2f} % against the fastest "
-                             f"exact schedule that costs no more")
-            else:
-                lines.append(f"- {r['name']}: cheaper than every front point (the front is supported points only)")
-        lines.append("")
     (RESULTS / "pareto.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
