@@ -84,3 +84,15 @@ def test_cost_envelope_is_below_cost_everywhere_in_its_slot(seed):
             fine = [cost(delta * (t - 1) + delta * k / 50) for k in range(1, 51)]
             assert env[t - lo] <= min(fine) + 1e-12
             assert env[t - lo] >= min(fine) - 1e-3 * max(1e-9, abs(min(fine)))   # tight, up to sampling
+
+
+def test_cli_bracket(tmp_path, capsys):
+    from bace_opt.cli.main import main
+    inst = random_instance(1, 3, 3, max_gpus_per_region=8, max_stages=4)
+    p = tmp_path / "i.json"
+    p.write_text(inst.to_json())
+    assert main(["solve", str(p), "--problem", "schedule", "--solver", "cpsat", "--bracket", "--time-limit", "30",
+                 "-o", str(tmp_path / "s.json")]) == 0
+    out = capsys.readouterr().out
+    assert "bracket: lower" in out and "certified" in out
+    assert main(["solve", str(p), "--bracket", "-o", str(tmp_path / "t.json")]) == 2

@@ -38,6 +38,9 @@ def add_parser(sub):
                    help="P2: at most K blocks per placement (the optimum is then over that candidate set)")
     p.add_argument("--routes-k", type=int, default=None, metavar="K",
                    help="P2: at most K routes per hop (the optimum is then over that candidate set)")
+    p.add_argument("--bracket", action="store_true",
+                   help="P2: also prove a lower bound valid in continuous time (half of the time limit) and print "
+                        "the bracket [lower, upper] (models/schedule.md section 8)")
     p.add_argument("--log", action="store_true", help="show the solver's log")
     p.add_argument("-o", "--output", metavar="OUT", required=True, help="schedule JSON to write")
     p.set_defaults(func=run)
@@ -60,6 +63,10 @@ def run(args) -> int:
         if args.solver != "race":
             raise InputError("--race-members applies to --solver race only")
         kw["race_members"] = [m.strip() for m in args.race_members.split(",") if m.strip()]
+    if args.bracket:
+        if args.problem != "schedule":
+            raise InputError("--bracket applies to --problem schedule only")
+        kw["bracket"] = True
     if args.t0 is not None:
         if args.problem != "placement":
             raise InputError("--t0 applies to --problem placement only")
@@ -95,6 +102,11 @@ def run(args) -> int:
                   f"solve {fmt(lv['solve_s'])} s")
         if s.message:
             print(f"message: {s.message}")
+        x = s.extra or {}
+        if "bracket_gap" in x:
+            print(f"bracket: lower {fmt(x.get('lower_bound'))} ({x.get('lower_bound_kind')}, "
+                  f"{'certified' if x.get('lower_bound_certified') else 'NOT certified'})   upper "
+                  f"{fmt(x.get('upper_bound'))}   width {fmt(x.get('bracket_gap'))}")
     if args.problem == "placement":
         print(f"jobs started: {m.get('jobs_done')}   not started: {m.get('jobs_not_started')}   "
               f"unscheduled (arrive after t0): {m.get('jobs_unscheduled')}")
