@@ -20,11 +20,36 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import networkx as nx
+import logging
 
 from . import _check as C
 from .errors import InputError
 
 SCHEMA = "bace-opt/instance/v1"
+log = logging.getLogger(__name__)
+
+# Bounds on magnitudes (docs/decisions.md, "Strict input"): far beyond any real instance, tight enough that no
+# figure derived from an accepted instance overflows, loses its run time to rounding (an arrival of 1e9 s
+# still resolves a 1 us stage) or makes a later command loop or allocate without end.
+MAX_TIME_S = 1e9                 # arrivals, price-series start and span: ~31.7 years
+MIN_STAGE_TIME_S = 1e-6
+MAX_STAGE_TIME_S = 1e6
+MAX_COUNT = 10**6                # stages, micro-batches, GPUs per stage
+MAX_ITERATIONS = 10**9
+MAX_GPUS = 10**9                 # GPUs of one region
+MAX_PRICE_USD_PER_KWH = 100.0    # |price|: real day-ahead caps are ~4-5 USD/kWh; negative prices allowed
+MIN_STEP_S = 1.0                 # price-series step
+MAX_SERIES_LEN = 10**6
+MIN_BANDWIDTH_GBPS = 1e-6
+MAX_BANDWIDTH_GBPS = 1e9
+MAX_LATENCY_MS = 1e7
+MAX_EGRESS_USD_PER_GB = 1e3
+MAX_ACTIVATION_MB = 1e9
+MAX_MEMORY_GB = 1e6
+MAX_TFLOPS = 1e9
+MIN_TFLOPS = 1e-6
+MAX_POWER_W = 1e7
+MAX_PUE = 10.0
 
 #: Idle draw of a GPU type whose ``idle_power_w`` is absent, as a fraction of ``power_w`` (our reading,
 #: docs/decisions.md "Cost readings"): a GPU held by a cluster keeps a CUDA context and sits above bare idle.
@@ -177,7 +202,8 @@ class Instance:
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
     def save(self, path) -> None:
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        from .files import atomic_write
+        atomic_write(path, self.to_json())
 
     def validated(self) -> "Instance":
         """Re-check an instance built in code (dataclass constructors do not validate)."""
@@ -292,9 +318,23 @@ def _latency_weight(u, v, d):
 # ---------------------------------------------------------------------- loading and validation
 
 def load_instance(path) -> Instance:
-    """Load and validate an instance file; raises InputError listing every problem."""
+    """Load and validate an instance file; raises InputError listing every problem.  Logs a warning when
+    some electricity price is negative (see ``negative_price_regions``)."""
     data = C.read_json(path, "instance file")
-    return _parse(data, str(path))
+    inst = _parse(data, str(path))
+    neg = negative_price_regions(inst)
+    if neg:
+        log.warning("%s: negative electricity prices in region(s) %s: accepted (real day-ahead markets have "
+                    "them); cost is taken literally, so minimizing cost rewards energy used in those hours and "
+                    "a slower placement there costs less (docs/decisions.md, 'Negative prices')", path,
+                    ", ".join(neg))
+    return inst
+
+
+def negative_price_regions(inst: Instance) -> list[str]:
+    """Regions whose constant price or some hourly price is negative."""
+    return [r.name for r in inst.regions
+            if r.price_usd_per_kwh < 0 or (r.price_series is not None and min(r.price_series.usd_per_kwh) < 0)]
 
 
 def _parse(data: Any, source: str | None) -> Instance:
@@ -310,6 +350,7 @@ def _parse(data: Any, source: str | None) -> Instance:
     if not isinstance(meta, dict):
         p.add("meta", "must be an object")
         meta = {}
+    C.finite_tree(p, "meta", meta)
 
     # GPU types
     gpu_types: dict[str, GpuType] = {}
@@ -322,12 +363,14 @@ def _parse(data: Any, source: str | None) -> Instance:
                 w = f"gpu_types.{gname}"
                 if C.obj(p, w, spec, {"tflops", "memory_gb", "power_w"}, {"idle_power_w"}) is None:
                     continue
-                tf = C.num(p, w + ".tflops", spec.get("tflops", C.MISSING), gt=0, default=None)
-                mem = C.num(p, w + ".memory_gb", spec.get("memory_gb", C.MISSING), gt=0, default=None)
-                pw = C.num(p, w + ".power_w", spec.get("power_w", C.MISSING), ge=0, default=None)
+                tf = C.num(p, w + ".tflops", spec.get("tflops", C.MISSING), gt=0, ge=MIN_TFLOPS, le=MAX_TFLOPS,
+                           default=None)
+                mem = C.num(p, w + ".memory_gb", spec.get("memory_gb", C.MISSING), gt=0, le=MAX_MEMORY_GB,
+                            default=None)
+                pw = C.num(p, w + ".power_w", spec.get("power_w", C.MISSING), ge=0, le=MAX_POWER_W, default=None)
                 idle = None
                 if "idle_power_w" in spec:   # optional; absent: a stated fraction of power_w (GpuType.idle_w)
-                    idle = C.num(p, w + ".idle_power_w", spec["idle_power_w"], ge=0)
+                    idle = C.num(p, w + ".idle_power_w", spec["idle_power_w"], ge=0, le=MAX_POWER_W)
                     if idle is not None and pw is not None and idle > pw:
                         p.add(w + ".idle_power_w", f"must be <= power_w ({pw:g} W), got {idle:g}")
                         idle = None
@@ -354,9 +397,10 @@ def _parse(data: Any, source: str | None) -> Instance:
             gtype = C.string(p, w + ".gpu_type", r.get("gpu_type", C.MISSING), default=None)
             if gtype is not None and isinstance(gt, dict) and gtype not in gt:
                 p.add(w + ".gpu_type", f"unknown GPU type {gtype!r} (known: {', '.join(sorted(gt))})")
-            gpus = C.integer(p, w + ".gpus", r.get("gpus", C.MISSING), ge=0, default=None)
-            price = C.num(p, w + ".price_usd_per_kwh", r.get("price_usd_per_kwh", C.MISSING), ge=0, default=None)
-            pue = C.num(p, w + ".pue", r.get("pue", C.MISSING), ge=1.0, default=1.0)
+            gpus = C.integer(p, w + ".gpus", r.get("gpus", C.MISSING), ge=0, le=MAX_GPUS, default=None)
+            price = C.num(p, w + ".price_usd_per_kwh", r.get("price_usd_per_kwh", C.MISSING),
+                          ge=-MAX_PRICE_USD_PER_KWH, le=MAX_PRICE_USD_PER_KWH, default=None)
+            pue = C.num(p, w + ".pue", r.get("pue", C.MISSING), ge=1.0, le=MAX_PUE, default=1.0)
             series = None
             if "price_series" in r:
                 series = _parse_series(p, w + ".price_series", r["price_series"])
@@ -385,9 +429,11 @@ def _parse(data: Any, source: str | None) -> Instance:
                     p.add(w, f"duplicate link {a!r}-{b!r} (also links[{seen_pairs[key]}]); at most one per pair")
                 else:
                     seen_pairs[key] = i
-            bw = C.num(p, w + ".bandwidth_gbps", l.get("bandwidth_gbps", C.MISSING), gt=0, default=None)
-            lat = C.num(p, w + ".latency_ms", l.get("latency_ms", C.MISSING), ge=0, default=None)
-            eg = C.num(p, w + ".egress_usd_per_gb", l.get("egress_usd_per_gb", C.MISSING), ge=0, default=0.0)
+            bw = C.num(p, w + ".bandwidth_gbps", l.get("bandwidth_gbps", C.MISSING), gt=0, ge=MIN_BANDWIDTH_GBPS,
+                       le=MAX_BANDWIDTH_GBPS, default=None)
+            lat = C.num(p, w + ".latency_ms", l.get("latency_ms", C.MISSING), ge=0, le=MAX_LATENCY_MS, default=None)
+            eg = C.num(p, w + ".egress_usd_per_gb", l.get("egress_usd_per_gb", C.MISSING), ge=0,
+                       le=MAX_EGRESS_USD_PER_GB, default=0.0)
             if None not in (a, b, bw, lat, eg) and a != b:
                 links.append(Link(a, b, bw, lat, eg))
 
@@ -408,17 +454,22 @@ def _parse(data: Any, source: str | None) -> Instance:
                 jnames.add(jn)
             vals = dict(
                 name=jn,
-                arrival_s=C.num(p, w + ".arrival_s", j.get("arrival_s", C.MISSING), ge=0, default=None),
-                stages=C.integer(p, w + ".stages", j.get("stages", C.MISSING), ge=1, default=None),
-                microbatches=C.integer(p, w + ".microbatches", j.get("microbatches", C.MISSING), ge=1, default=None),
-                iterations=C.integer(p, w + ".iterations", j.get("iterations", C.MISSING), ge=1, default=None),
-                stage_time_s=C.num(p, w + ".stage_time_s", j.get("stage_time_s", C.MISSING), gt=0, default=None),
-                activation_mb=C.num(p, w + ".activation_mb", j.get("activation_mb", C.MISSING), gt=0, default=None),
+                arrival_s=C.num(p, w + ".arrival_s", j.get("arrival_s", C.MISSING), ge=0, le=MAX_TIME_S,
+                                default=None),
+                stages=C.integer(p, w + ".stages", j.get("stages", C.MISSING), ge=1, le=MAX_COUNT, default=None),
+                microbatches=C.integer(p, w + ".microbatches", j.get("microbatches", C.MISSING), ge=1, le=MAX_COUNT,
+                                       default=None),
+                iterations=C.integer(p, w + ".iterations", j.get("iterations", C.MISSING), ge=1, le=MAX_ITERATIONS,
+                                     default=None),
+                stage_time_s=C.num(p, w + ".stage_time_s", j.get("stage_time_s", C.MISSING), gt=0, ge=MIN_STAGE_TIME_S,
+                                   le=MAX_STAGE_TIME_S, default=None),
+                activation_mb=C.num(p, w + ".activation_mb", j.get("activation_mb", C.MISSING), gt=0,
+                                    le=MAX_ACTIVATION_MB, default=None),
                 gpus_per_stage=C.integer(p, w + ".gpus_per_stage", j.get("gpus_per_stage", C.MISSING), ge=1,
-                                         default=1),
+                                         le=MAX_COUNT, default=1),
             )
             model = C.string(p, w + ".model", j.get("model", C.MISSING), default=None)
-            mem = C.num(p, w + ".memory_gb", j.get("memory_gb", C.MISSING), gt=0, default=None)
+            mem = C.num(p, w + ".memory_gb", j.get("memory_gb", C.MISSING), gt=0, le=MAX_MEMORY_GB, default=None)
             if None not in vals.values():
                 jobs.append(Job(**vals, model=model, memory_gb=mem))
 
@@ -442,18 +493,25 @@ def _parse(data: Any, source: str | None) -> Instance:
 def _parse_series(p: C.Problems, w: str, s: Any) -> PriceSeries | None:
     if C.obj(p, w, s, {"start_s", "step_s", "usd_per_kwh"}, set()) is None:
         return None
-    start = C.num(p, w + ".start_s", s.get("start_s", C.MISSING), default=None)
-    step = C.num(p, w + ".step_s", s.get("step_s", C.MISSING), gt=0, default=None)
+    start = C.num(p, w + ".start_s", s.get("start_s", C.MISSING), ge=-MAX_TIME_S, le=MAX_TIME_S, default=None)
+    step = C.num(p, w + ".step_s", s.get("step_s", C.MISSING), gt=0, ge=MIN_STEP_S, le=MAX_TIME_S, default=None)
     vals = s.get("usd_per_kwh", C.MISSING)
     out = None
     if vals is not C.MISSING and C.array(p, w + ".usd_per_kwh", vals, nonempty=True) is not None:
+        if len(vals) > MAX_SERIES_LEN:
+            p.add(w + ".usd_per_kwh", f"at most {MAX_SERIES_LEN} values, got {len(vals)}")
+            return None
         out = []
         for k, v in enumerate(vals):
-            x = C.num(p, f"{w}.usd_per_kwh[{k}]", v, ge=0, default=None)
+            x = C.num(p, f"{w}.usd_per_kwh[{k}]", v, ge=-MAX_PRICE_USD_PER_KWH, le=MAX_PRICE_USD_PER_KWH,
+                      default=None)
             out.append(x)
         if None in out:
             out = None
     if None in (start, step, out):
+        return None
+    if abs(start + step * len(out)) > 2 * MAX_TIME_S:
+        p.add(w, f"the series ends at {start + step * len(out):g} s, beyond {2 * MAX_TIME_S:g} s")
         return None
     return PriceSeries(start, step, tuple(out))
 

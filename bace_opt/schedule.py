@@ -22,6 +22,9 @@ JOB_STATUSES = ("done", "blocked", "not_started", "unscheduled")
 #: Methods whose schedules are one P1 decision epoch (exact P1, a heuristic's P1 decision in the benchmarks).
 P1_METHOD_PREFIXES = ("exact-placement", "p1-heur:")
 SOLVER_STATUSES = ("optimal", "feasible", "infeasible", "time_limit", "error")
+#: |time| of a schedule (s) and |figure| above these are refused on loading (docs/decisions.md, "Strict input")
+MAX_SCHEDULE_TIME_S = 1e12
+MAX_FIGURE = 1e30
 
 
 @dataclass(frozen=True)
@@ -138,7 +141,8 @@ class Schedule:
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
     def save(self, path) -> None:
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        from .files import atomic_write
+        atomic_write(path, self.to_json())
 
     @classmethod
     def from_dict(cls, data: Any, source: str | None = None) -> "Schedule":
@@ -191,16 +195,26 @@ def _parse(data: Any, source: str | None) -> Schedule:
                     opt[k] = C.num(p, f"solver.{k}", s[k])
             if s.get("nodes") is not None:
                 opt["nodes"] = C.integer(p, "solver.nodes", s["nodes"], ge=0)
-            solver = SolverInfo(name=str(s.get("name")), status=str(st), message=s.get("message"),
-                                extra=s.get("extra") or {}, **opt)
+            C.finite_tree(p, "solver.extra", s.get("extra"))
+            extra = s.get("extra") or {}
+            if not isinstance(extra, dict):
+                p.add("solver.extra", "must be an object")
+                extra = {}
+            msg = s.get("message")
+            if msg is not None and not isinstance(msg, str):
+                p.add("solver.message", "must be a string")
+                msg = None
+            solver = SolverInfo(name=str(s.get("name")), status=str(st), message=msg, extra=extra, **opt)
     metrics = top.get("metrics", {})
     if not isinstance(metrics, dict):
         p.add("metrics", "must be an object")
         metrics = {}
+    C.finite_tree(p, "metrics", metrics)
     meta = top.get("meta", {})
     if not isinstance(meta, dict):
         p.add("meta", "must be an object")
         meta = {}
+    C.finite_tree(p, "meta", meta)
     # Files written before ``not_started`` existed labelled P1's not-started jobs ``blocked``: read them as
     # ``not_started`` (a P1 schedule rejects nothing).  Their reported metrics keep the old definition, which
     # the evaluator recognizes (no ``jobs_not_started`` reported).
@@ -218,19 +232,28 @@ def _parse(data: Any, source: str | None) -> Schedule:
             if st not in JOB_STATUSES:
                 p.add(w + ".status", f"must be one of {', '.join(JOB_STATUSES)}, got {st!r}")
             figs = {}
-            for k in ("start_s", "finish_s", "iteration_s", "energy_kwh", "electricity_usd", "egress_usd"):
-                figs[k] = None if j.get(k) is None else C.num(p, f"{w}.{k}", j[k])
+            for k in ("start_s", "finish_s"):
+                figs[k] = None if j.get(k) is None else C.num(p, f"{w}.{k}", j[k], ge=-MAX_SCHEDULE_TIME_S,
+                                                              le=MAX_SCHEDULE_TIME_S)
+            for k in ("iteration_s", "energy_kwh", "electricity_usd", "egress_usd"):
+                figs[k] = None if j.get(k) is None else C.num(p, f"{w}.{k}", j[k], ge=-MAX_FIGURE, le=MAX_FIGURE)
+            raw_blocks = j.get("blocks")
+            if raw_blocks is None or C.array(p, w + ".blocks", raw_blocks) is None:
+                raw_blocks = []
+            raw_hops = j.get("hops")
+            if raw_hops is None or C.array(p, w + ".hops", raw_hops) is None:
+                raw_hops = []
             blocks = []
-            for bi, b in enumerate(j.get("blocks") or []):
+            for bi, b in enumerate(raw_blocks):
                 bw = f"{w}.blocks[{bi}]"
                 if C.obj(p, bw, b, {"region", "stages"}, set()) is None:
                     continue
                 r = C.string(p, bw + ".region", b.get("region", C.MISSING), default=None)
-                n = C.integer(p, bw + ".stages", b.get("stages", C.MISSING), ge=1, default=None)
+                n = C.integer(p, bw + ".stages", b.get("stages", C.MISSING), ge=1, le=10**6, default=None)
                 if r is not None and n is not None:
                     blocks.append(Block(r, n))
             hops = []
-            for hi, h in enumerate(j.get("hops") or []):
+            for hi, h in enumerate(raw_hops):
                 hw = f"{w}.hops[{hi}]"
                 if C.obj(p, hw, h, {"route", "reserved_gbps"}, set()) is None:
                     continue
@@ -238,7 +261,8 @@ def _parse(data: Any, source: str | None) -> Schedule:
                 if not isinstance(route, list) or not all(isinstance(x, str) for x in route):
                     p.add(hw + ".route", "must be an array of region names")
                     continue
-                w_ = C.num(p, hw + ".reserved_gbps", h.get("reserved_gbps", C.MISSING), gt=0, default=None)
+                w_ = C.num(p, hw + ".reserved_gbps", h.get("reserved_gbps", C.MISSING), gt=0, ge=1e-6, le=1e9,
+                           default=None)
                 if w_ is not None:
                     hops.append(Hop(tuple(route), w_))
             if p1 and st == "blocked":

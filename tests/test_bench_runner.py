@@ -69,6 +69,95 @@ def test_results_file_of_an_older_version_is_migrated(tmp_path):
     assert read_rows(p)[0]["run_id"] == "x"
 
 
+CONCURRENT = """
+import sys
+sys.path.insert(0, {here!r})
+import bench_fake
+from bace_opt.bench.runner import run_specs
+c = run_specs(bench_fake.specs({n}), {out!r}, execute=bench_fake.execute_slow, progress=False)
+print(c["ran"], c["skipped"])
+"""
+
+
+def test_two_concurrent_batches_on_one_file_write_each_row_once(tmp_path):
+    """Two real processes start the same batch on one results file: the second waits for the first's lock,
+    then skips what it finished; every run's row is in the file exactly once and nothing crashes."""
+    out = tmp_path / "both.csv"
+    n = 8
+    code = CONCURRENT.format(here=str(HERE), n=n, out=str(out))
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    res = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], res
+    ran = sorted(tuple(map(int, o.split())) for o, _ in res)
+    assert ran == [(0, n), (n, 0)]                      # one ran everything, the other skipped everything
+    assert any("another bench run" in e for _, e in res)  # the one that waited said so
+    lines = out.read_text().splitlines()
+    assert len(lines) == 1 + n
+    rows = read_rows(out)
+    assert len(rows) == n and len({r["run_id"] for r in rows}) == n
+
+
+def test_damaged_header_and_non_utf8_line_are_set_aside_not_fatal(tmp_path, caplog):
+    import bench_fake
+    out = tmp_path / "r.csv"
+    run_specs(bench_fake.specs(3), out, execute=bench_fake.execute_slow, progress=False)
+    good = out.read_bytes()
+    lines = good.splitlines(keepends=True)
+    # header damaged (garbled bytes), last line not UTF-8
+    out.write_bytes(b"run_\xff\xfeid,su#ite\n" + b"".join(lines[1:]) + b"\xc3\x28garbage,\xff\n")
+    rows = read_rows(out)
+    assert len(rows) == 3
+    assert "set aside" in caplog.text
+    dmg = out.with_name(out.name + ".damaged").read_bytes()
+    assert b"su#ite" in dmg and b"garbage" in dmg            # nothing is thrown away
+    assert out.read_bytes() == good                          # repaired to the canonical file
+    # resume works on the repaired file and the report reads it
+    assert run_specs(bench_fake.specs(4), out, execute=bench_fake.execute_slow, progress=False)["ran"] == 1
+    assert len(read_rows(out)) == 4
+
+
+def test_missing_header_restored_and_duplicates_dropped(tmp_path):
+    import bench_fake
+    out = tmp_path / "r.csv"
+    run_specs(bench_fake.specs(2), out, execute=bench_fake.execute_slow, progress=False)
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[1:] + lines[1:]))        # no header, every row twice
+    rows = read_rows(out)
+    assert len(rows) == 2
+    assert out.read_text() == "".join(lines)
+
+
+RESULTS = HERE.parent / "benchmarks" / "results"
+
+
+def _bench_files():
+    from bace_opt.bench import SUITES
+    return [p for p in sorted(RESULTS.glob("*.csv")) if any(p.stem.startswith(s + "-") for s in SUITES)]
+
+
+@pytest.mark.parametrize("csv_file", _bench_files(), ids=lambda p: p.name)
+def test_bench_no_run_reports_on_every_committed_results_file(tmp_path, capsys, csv_file):
+    """``--no-run`` on files ``bench`` wrote (copies: the repair may rewrite them) prints a report, exit 0."""
+    import shutil
+    from bace_opt.bench import SUITES
+    from bace_opt.cli.main import main
+    suite = next((s for s in SUITES if csv_file.stem.startswith(s + "-")), csv_file.stem.split("-")[0])
+    size = csv_file.stem[len(suite) + 1:] or "small"
+    copy = tmp_path / csv_file.name
+    shutil.copy(csv_file, copy)
+    assert main(["bench", "--suite", suite, "--size", size, "-o", str(copy), "--no-run"]) == 0
+    assert capsys.readouterr().out.strip()
+
+
+def test_bench_no_run_on_a_fake_batch_file(tmp_path, capsys):
+    import bench_fake
+    from bace_opt.cli.main import main
+    out = tmp_path / "fake.csv"
+    run_specs(bench_fake.specs(3), out, execute=bench_fake.execute_slow, progress=False)
+    assert main(["bench", "--suite", "gap", "--size", "small", "-o", str(out), "--no-run"]) == 0
+
+
 def test_older_p1_rows_move_not_started_jobs_out_of_jobs_blocked(tmp_path):
     from bace_opt.bench.runner import COLUMNS
     old_cols = [c for c in COLUMNS if c not in ("jobs_not_started", "total_stall_s")]

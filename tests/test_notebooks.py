@@ -10,9 +10,10 @@ NB_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
 
 
-def test_there_are_three_notebooks():
+def test_the_notebooks_are_there():
     assert [p.name for p in NOTEBOOKS] == ["01-quickstart.ipynb", "02-optimality-gaps.ipynb",
-                                           "03-paper-reproduction.ipynb", "04-optical-cba.ipynb"]
+                                           "03-paper-reproduction.ipynb", "04-optical-cba.ipynb",
+                                           "05-where-heuristics-fail.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

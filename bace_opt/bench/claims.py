@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..files import atomic_savefig
 from .compare import compare_rows
 
 BASELINES = ["lcf", "ldf", "cr-lcf", "cr-ldf"]
@@ -304,7 +305,7 @@ def plot_heatmaps(m: pd.DataFrame, png_dir: Path) -> list[str]:
         fig.suptitle(f"BACE-Pipe's {metric} change against each baseline (mean over seeds; n/c: the runs "
                      f"finished different jobs)", fontsize=9)
         name = f"regimes-{metric.lower()}-heatmap.png"
-        fig.savefig(Path(png_dir) / name, dpi=110, bbox_inches="tight")
+        atomic_savefig(fig, Path(png_dir) / name, dpi=110, bbox_inches="tight")
         plt.close(fig)
         names.append(name)
     return names

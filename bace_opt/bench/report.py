@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..files import atomic_savefig
+
 PAPER_JCT = (-64.7, -27.9)     # BACE-Pipe's average-JCT change vs the four baselines (%), as published
 PAPER_COST = (-30.6, -12.6)    # total electricity cost change (%)
 PAPER_ABLATION = {"bace-pipe-no-priority": (41.9, 5.0), "bace-pipe-no-pathfinder": (52.5, 20.5),
@@ -24,9 +26,9 @@ def load(path) -> pd.DataFrame:
     version is migrated to the current columns, a line cut short is dropped)."""
     from .runner import COLUMNS, read_rows
     df = pd.DataFrame(read_rows(path), columns=COLUMNS).replace("", float("nan"))
-    df["seed"] = pd.to_numeric(df["seed"])
+    df["seed"] = pd.to_numeric(df["seed"], errors="coerce")   # a damaged cell is NaN, not a crash
     for c in ("objective", "bound", "gap", "avg_jct_s", "total_electricity_usd", "total_cost_usd", "p1_cost_usd",
-              "total_run_s",
+              "total_run_s", "p1_own_set_cost_usd", "decision_s",
               "wall_s", "solve_s", "build_s", "jobs", "jobs_done", "jobs_blocked", "nodes", "total_egress_usd",
               "peak_link_utilisation", "mean_link_utilisation", "links_used", "tight_links", "links_over_90pct",
               "total_stall_s", "total_energy_kwh", "energy_weighted_price_usd_per_kwh", "idle_electricity_usd",
@@ -51,7 +53,8 @@ def report(suite: str, path, markdown_path=None) -> str:
     if len(errors):
         text += f"\n\n{len(errors)} run(s) ended in error, e.g.: {errors['error'].iloc[0]}"
     if markdown_path:
-        Path(markdown_path).write_text(text + "\n", encoding="utf-8")
+        from ..files import atomic_write
+        atomic_write(markdown_path, text + "\n")
     return text
 
 
@@ -91,11 +94,17 @@ def p1_gaps(df: pd.DataFrame) -> pd.DataFrame:
         opt = e["p1_cost_usd"]
         gap = (r["p1_cost_usd"] - opt) / opt * 100 if same and opt > 0 else float("nan")
         stall = r.get("total_stall_s")
+        # selection / placement split (bace_opt.adversary.gap): the P1 optimum over the heuristic's own started
+        # jobs, counted only where that restricted solve is proven optimal
+        own = r.get("p1_own_set_cost_usd", float("nan")) if r.get("p1_own_set_status") == "optimal" else float("nan")
+        sel = (own / opt - 1) * 100 if same and opt > 0 else float("nan")
+        place = (r["p1_cost_usd"] / own - 1) * 100 if same and own > 0 else float("nan")
         rows.append({"size": r["size"], "seed": r["seed"], "method": r["method"].split(":", 1)[1],
                      "stalls": bool(stall is not None and not pd.isna(stall) and float(stall) > 0),
                      "opt_jobs": int(e["jobs_done"]), "jobs": int(r["jobs_done"]),
                      "admissions_lost": int(e["jobs_done"]) - int(r["jobs_done"]),
-                     "same_admissions": same, "cost_gap_pct": gap})
+                     "same_admissions": same, "cost_gap_pct": gap, "selection_gap_pct": sel,
+                     "placement_gap_pct": place, "decision_ms": 1000 * r.get("decision_s", float("nan"))})
     return pd.DataFrame(rows)
 
 
@@ -143,12 +152,18 @@ def gap_report(df: pd.DataFrame, plots_dir=None) -> str:
             same_admissions_pct=("same_admissions", lambda s: 100 * s.mean()),
             cost_gap_mean_pct=("cost_gap_pct", "mean"),
             cost_gap_worst_pct=("cost_gap_pct", "max"),
-            stalled_pct=("stalls", lambda s: 100 * s.mean()))
+            stalled_pct=("stalls", lambda s: 100 * s.mean()),
+            selection_gap_mean_pct=("selection_gap_pct", "mean"),
+            placement_gap_mean_pct=("placement_gap_pct", "mean"),
+            decision_ms_max=("decision_ms", "max"))
         out.append("### P1: heuristics (one decision epoch) vs the proven P1 optimum\n\n"
                    "admissions_lost: jobs the optimum starts and the heuristic does not; cost gap over instances "
                    "where both start the same number of jobs. stalled_pct: instances where the heuristic reserved "
                    "less than a hop's no-stall demand (a placement outside P1's model, which allows no stall, so "
-                   "its gap is not bounded below by 0).\n\n" + _md(t))
+                   "its gap is not bounded below by 0). The cost gap splits into selection (the P1 optimum over "
+                   "the heuristic's own started jobs against the free optimum) and placement (the heuristic "
+                   "against that restricted optimum), both proven: 1 + cost = (1 + selection) x (1 + placement)."
+                   "\n\n" + _md(t))
         ex = df[df["method"] == "p1:highs"]
         out.append(f"P1 exact (HiGHS): {int((ex['status'] == 'optimal').sum())} of {len(ex)} instances proven "
                    f"optimal; solve time median {ex['solve_s'].median():.3g} s, max {ex['solve_s'].max():.3g} s.")
@@ -227,7 +242,7 @@ def _plot_gap(g: pd.DataFrame, png: Path):
     ax.set_title("P1 optimality gap of one decision epoch (same admissions)")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    atomic_savefig(fig, png, dpi=110)
     plt.close(fig)
 
 
@@ -272,7 +287,7 @@ def solvers_report(df: pd.DataFrame, plots_dir=None) -> str:
         ax.legend()
         ax.grid(alpha=0.3)
         fig.tight_layout()
-        fig.savefig(Path(plots_dir) / "solver-time.png", dpi=110)
+        atomic_savefig(fig, Path(plots_dir) / "solver-time.png", dpi=110)
         plt.close(fig)
         text += "\n\n![solver time](solver-time.png)"
     return text

@@ -4,7 +4,10 @@ A run is a ``RunSpec`` (suite, family, size, seed, instance arguments, method, m
 ``run_id`` is a hash of that spec, so a restarted batch with the same arguments skips every run whose row is
 already in the results file and loses or duplicates none.  Only the parent process writes the file, one whole
 line per write with flush + fsync; a line cut short by a kill mid-write is dropped (and the file rewritten
-atomically without it) when the batch restarts.
+atomically without it) when the batch restarts.  One batch at a time writes a results file: it holds an
+``fcntl`` lock on ``<name>.lock`` from start to end, and a second batch on the same file waits for it (with a
+message), then skips every run the first one finished, so each run's row is in the file exactly once.
+Damaged lines and headers are set aside in ``<name>.damaged`` with a warning (``read_rows``), never a crash.
 
 Columns: see ``COLUMNS``.  Timing and memory columns (``build_s``, ``solve_s``, ``wall_s``, ``peak_mem_mb``) vary
 between runs; ``DETERMINISTIC_COLUMNS`` are the ones two runs of the same spec must agree on (the tests compare
@@ -19,10 +22,12 @@ import json
 import logging
 import os
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
+
+from ..errors import BaceOptError
+from ..files import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +42,10 @@ COLUMNS = [
     "total_electricity_incl_idle_usd", "per_job",
     # P1's jobs not started at t0 (before: counted in jobs_blocked), jobs with a communication-bound hop
     "jobs_not_started", "jobs_comm_bound",
+    # the P1 optimum over a heuristic's own started jobs (selection/placement split) and its decision time
+    "p1_own_set_cost_usd", "p1_own_set_status", "decision_s",
 ]
-VOLATILE_COLUMNS = {"build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit"}
+VOLATILE_COLUMNS = {"build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit", "decision_s"}
 DETERMINISTIC_COLUMNS = [c for c in COLUMNS if c not in VOLATILE_COLUMNS]
 
 
@@ -68,38 +75,159 @@ class RunSpec:
 
 # ---------------------------------------------------------------------- results file
 
-def read_rows(path: Path) -> list[dict]:
-    """Rows of a results CSV; a trailing line cut short by a kill is dropped (and the file repaired)."""
+def lock_path(path) -> Path:
+    """The lock beside a results file (``<name>.lock``; left in place, it holds only the last writer's pid)."""
+    path = Path(path)
+    return path.with_name(path.name + ".lock")
+
+
+def damaged_path(path) -> Path:
+    """Where damaged lines of a results file are set aside (``<name>.damaged``, appended to)."""
+    path = Path(path)
+    return path.with_name(path.name + ".damaged")
+
+
+class _Lock:
+    """An exclusive ``fcntl.flock`` on ``<results>.lock``: one writer per results file at a time."""
+
+    def __init__(self, path: Path):
+        self.path = lock_path(path)
+        self.fd: int | None = None
+
+    def acquire(self, wait: bool = True) -> bool:
+        import fcntl
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not wait:
+                os.close(fd)
+                return False
+            holder = _read_pid(fd)
+            log.warning("%s is being written by another bench run%s; waiting for it to finish (its finished runs "
+                        "will then be skipped)", self.path.with_suffix(""), f" (pid {holder})" if holder else "")
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except BaseException:
+                os.close(fd)
+                raise
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self.fd = fd
+        return True
+
+    def release(self) -> None:
+        if self.fd is not None:
+            import fcntl
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+def _read_pid(fd: int) -> str:
+    try:
+        return os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+
+
+def _split_line(line: str) -> list[str] | None:
+    try:
+        rows = list(csv.reader([line]))
+    except (csv.Error, ValueError):
+        return None
+    return rows[0] if len(rows) == 1 else None
+
+
+def _is_header(vals: list[str] | None) -> bool:
+    return bool(vals) and vals[0] == "run_id" and all(v.replace("_", "").isalnum() and v.isascii() for v in vals)
+
+
+def read_rows(path: Path, *, repair: bool = True, _locked: bool = False) -> list[dict]:
+    """Rows of a results CSV, each run once (the first row of a run_id wins).
+
+    Damaged content never stops a report or a resume: a trailing line cut short by a kill is dropped; a line
+    that is not UTF-8, does not parse or has the wrong number of fields, and a damaged header, are set aside in
+    ``<name>.damaged`` with a warning; a missing header is restored; a file written by a version with other
+    columns is migrated.  The repair rewrites the file atomically, and only when no other bench run holds the
+    file's lock (else the rows are read as they are and the file is left alone)."""
     path = Path(path)
     if not path.exists() or path.stat().st_size == 0:
         return []
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines(keepends=True)
-    header = lines[0].rstrip("\n").split(",") if lines and lines[0].startswith("run_id,") else None
-    good = [lines[0]] if header else []
-    rows = []
-    reader_fields = header or COLUMNS
-    for line in lines[len(good):]:
-        if not line.endswith("\n"):
-            log.warning("dropping a results line cut short (interrupted write): %r", line[:60])
+    raw = path.read_bytes()
+    blines = raw.splitlines(keepends=True)
+    rows: list[dict] = []
+    seen: set[str] = set()
+    bad: list[bytes] = []
+    fields = COLUMNS
+    start = 0
+    migrate = False
+    first = blines[0] if blines else b""
+    try:
+        first_vals = _split_line(first.decode("utf-8").rstrip("\r\n"))
+    except UnicodeDecodeError:
+        first_vals = None
+    if _is_header(first_vals):
+        start = 1
+        if first_vals != COLUMNS:
+            fields, migrate = first_vals, True
+    elif first_vals is not None and len(first_vals) == len(COLUMNS) and first.endswith(b"\n"):
+        log.warning("%s: the header line is missing; restoring it", path)
+    else:
+        log.warning("%s: damaged header line set aside in %s: %r", path, damaged_path(path), first[:60])
+        bad.append(first)
+        start = 1
+    cut = False
+    dups = 0
+    for b in blines[start:]:
+        if not b.endswith(b"\n"):
+            log.warning("%s: dropping a results line cut short (interrupted write): %r", path, b[:60])
+            cut = True
             continue
         try:
-            (vals,) = list(csv.reader([line]))
-        except (csv.Error, ValueError):
-            log.warning("dropping an unreadable results line: %r", line[:60])
+            line = b.decode("utf-8")
+        except UnicodeDecodeError:
+            log.warning("%s: a line that is not UTF-8 set aside in %s", path, damaged_path(path))
+            bad.append(b)
             continue
-        if len(vals) != len(reader_fields):
-            log.warning("dropping a results line with %d fields (expected %d)", len(vals), len(reader_fields))
+        vals = _split_line(line.rstrip("\r\n"))
+        if vals is None or len(vals) != len(fields):
+            if vals is not None and _is_header(vals):
+                continue   # a repeated header (two files concatenated): not data
+            log.warning("%s: a line with %s fields (expected %d) set aside in %s", path,
+                        "unreadable" if vals is None else len(vals), len(fields), damaged_path(path))
+            bad.append(b)
             continue
-        rows.append(dict(zip(reader_fields, vals)))
-        good.append(line)
-    if header is not None and header != COLUMNS:
-        # written by a version with other columns: migrate (unknown columns dropped, new ones empty)
-        log.warning("migrating %s to the current columns", path)
-        rows = [_migrate_row(r, header) for r in rows]
-        _atomic_write(path, ",".join(COLUMNS) + "\n" + "".join(_format_row(r) for r in rows))
-    elif "".join(good) != text:
-        _atomic_write(path, "".join(good) if good else "")
+        row = dict(zip(fields, vals))
+        rid = row.get("run_id", "")
+        if not rid or rid in seen:
+            dups += 1
+            continue
+        seen.add(rid)
+        rows.append(_migrate_row(row, fields) if migrate else row)
+    if dups:
+        log.warning("%s: %d duplicate row(s) of a run dropped (the first row of each run is kept)", path, dups)
+    canonical = ",".join(COLUMNS) + "\n" + "".join(_format_row(r) for r in rows)
+    needs = migrate or bad or cut or dups or start == 0 or not raw.endswith(b"\n")
+    if needs and repair:
+        lock = None
+        if not _locked:
+            lock = _Lock(path)
+            if not lock.acquire(wait=False):
+                log.warning("%s: not repaired now (another bench run is writing it)", path)
+                return rows
+        try:
+            if bad:
+                with open(damaged_path(path), "ab") as f:
+                    f.writelines(x if x.endswith(b"\n") else x + b"\n" for x in bad)
+                log.warning("%s: set aside %d damaged line(s) in %s", path, len(bad), damaged_path(path))
+            if migrate:
+                log.warning("migrating %s to the current columns", path)
+            if path.read_bytes() == raw:      # unchanged since read (we hold the lock: nobody appends)
+                atomic_write(path, canonical)
+        finally:
+            if lock is not None:
+                lock.release()
     return rows
 
 
@@ -113,16 +241,6 @@ def _migrate_row(row: dict, header: list[str]) -> dict:
         else:   # no other method had jobs not started
             out["jobs_not_started"] = "0"
     return out
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(tmp, 0o644)   # mkstemp creates 0600; results are ordinary shared files
-    os.replace(tmp, path)
 
 
 def _format_row(row: Mapping[str, Any]) -> str:
@@ -141,23 +259,44 @@ def _cell(v):
 
 
 class ResultsFile:
-    """Append-only CSV of rows; one whole line per write, flushed and fsynced."""
+    """Append-only CSV of rows, one writer at a time: opening takes the file's lock (a second bench run on
+    the same file waits, then skips what the first finished); one whole line per write, flushed and fsynced.
+    Use as a context manager or call ``close``."""
 
-    def __init__(self, path):
+    def __init__(self, path, wait: bool = True):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.rows = read_rows(self.path)
-        self.done = {r["run_id"] for r in self.rows}
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            _atomic_write(self.path, ",".join(COLUMNS) + "\n")
+        self._lock = _Lock(self.path)
+        if not self._lock.acquire(wait=wait):
+            raise BaceOptError(f"{self.path} is being written by another bench run; wait for it or use "
+                               f"another results file")
+        try:
+            self.rows = read_rows(self.path, _locked=True)
+            self.done = {r["run_id"] for r in self.rows}
+            if not self.path.exists() or self.path.stat().st_size == 0:
+                atomic_write(self.path, ",".join(COLUMNS) + "\n")
+        except BaseException:
+            self._lock.release()
+            raise
 
     def append(self, row: Mapping[str, Any]) -> None:
+        if row["run_id"] in self.done:
+            return
         line = _format_row(row)
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
         self.done.add(row["run_id"])
+
+    def close(self) -> None:
+        self._lock.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 # ---------------------------------------------------------------------- execution
@@ -171,11 +310,15 @@ def run_specs(specs: Iterable[RunSpec], out, *, workers: int = 1, dask_address: 
     """
     from .tasks import execute as default_execute
     execute = execute or default_execute
-    res = ResultsFile(out)
     specs = list(specs)
     ids = [s.run_id for s in specs]
     if len(set(ids)) != len(ids):
         raise ValueError("two runs of the batch have the same spec")
+    with ResultsFile(out) as res:
+        return _run_todo(specs, res, execute, workers, dask_address, progress)
+
+
+def _run_todo(specs, res, execute, workers, dask_address, progress) -> dict:
     todo = [s for s in specs if s.run_id not in res.done]
     counts = {"total": len(specs), "skipped": len(specs) - len(todo), "ran": 0, "failed": 0}
     if not todo:

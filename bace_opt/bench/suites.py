@@ -16,7 +16,7 @@ from typing import Callable
 
 from .runner import RunSpec
 
-POLICIES = ["bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "fifo"]
+POLICIES = ["bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "fifo", "price-pack"]
 ABLATIONS = ["bace-pipe-no-priority", "bace-pipe-no-pathfinder", "bace-pipe-no-costmin"]
 
 SUITES: dict[str, tuple[str, Callable[[str], list[RunSpec]], tuple[str, ...]]] = {}

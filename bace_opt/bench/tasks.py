@@ -6,7 +6,10 @@ Methods (``RunSpec.method``), each priced by ``bace_opt.evaluate`` alone:
     p1-nobw:<solver>   P1 on the same instance with every link's capacity x1e6 (bandwidth cannot bind), to
                        show whether the bandwidth constraints change the optimum
     p1-heur:<policy>   one decision epoch of a policy at P1's decision time, all resources free: the
-                       heuristic counterpart of P1, for optimality gaps
+                       heuristic counterpart of P1, for optimality gaps; also P1 solved over the jobs the
+                       policy started (``p1_own_set_cost_usd``, ``p1_own_set_status``), which splits the gap
+                       into selection and placement (``bace_opt.adversary.gap``; method_args
+                       ``own_set_time_limit``, default 60 s, 0 skips it) and the decision time ``decision_s``
     p2:<solver>        P2 offline schedule solved exactly (cpsat, highs)
 Instance families (``RunSpec.family``): paper, random, file (instance_args: path).
 A failure of one run becomes a row with status ``error`` and the message; the batch goes on.
@@ -54,18 +57,9 @@ def _build(family: str, seed: int, a: dict):
 
 def p1_heuristic(inst, policy: str, **options):
     """One decision of ``policy`` at P1's decision time t0 (the latest arrival), every resource free; the
-    jobs it does not start are ``not_started``.  Returns a priced Schedule."""
-    from ..evaluate import make_schedule
-    from ..policies import get_policy
-    from ..policies.base import ClusterState
-    from ..schedule import JobPlan
-    t0 = max(j.arrival_s for j in inst.jobs)
-    pol = get_policy(policy, **options)
-    queue = [j for j in inst.jobs if j.arrival_s <= t0]
-    plans = list(pol.decide(t0, queue, ClusterState.empty(inst, t0)))
-    started = {p.name for p in plans}
-    plans += [JobPlan(j.name, "not_started") for j in inst.jobs if j.name not in started]
-    return make_schedule(inst, plans, method=f"p1-heur:{policy}", meta={"t0_s": t0})
+    jobs it does not start are ``not_started``.  Returns a priced Schedule (``adversary.gap.heuristic_epoch``)."""
+    from ..adversary.gap import heuristic_epoch
+    return heuristic_epoch(inst, policy, **options)
 
 
 #: the evaluator's metrics copied into a results row when the evaluator reports them
@@ -160,7 +154,9 @@ def execute(spec: RunSpec) -> dict:
             inst = scale_bandwidth(inst, NO_BANDWIDTH_SCALE)
         row["instance"] = inst.name
         row["jobs"] = len(inst.jobs)
-        sched = run_method(inst, spec.method, spec.method_args)
+        margs = dict(spec.method_args)
+        own_tl = margs.pop("own_set_time_limit", 60) if spec.method.startswith("p1-heur:") else 0
+        sched = run_method(inst, spec.method, margs)
         rep = evaluate(inst, sched)
         m = rep.metrics
         row.update(feasible=rep.feasible, jobs_done=m["jobs_done"], jobs_blocked=m["jobs_blocked"],
@@ -175,6 +171,14 @@ def execute(spec: RunSpec) -> dict:
             from ..exact.placement import cost_at_t0_usd
             t0 = sched.meta.get("t0", sched.meta.get("t0_s"))
             row["p1_cost_usd"] = cost_at_t0_usd(inst, [p for p in sched.plans if p.status == "done"], t0)
+            if spec.method.startswith("p1-heur:"):
+                row["decision_s"] = sched.meta.get("decision_s")
+                if own_tl:
+                    # the P1 optimum over the heuristic's own started jobs: the selection/placement split
+                    from ..adversary.gap import own_set_optimum
+                    own = own_set_optimum(inst, sched, t0, time_limit_s=float(own_tl))
+                    if own is not None:
+                        row.update(p1_own_set_cost_usd=own.cost_usd, p1_own_set_status=own.status)
         s = sched.solver
         if s is not None:
             row.update(status=s.status, objective=s.objective, bound=s.bound, gap=s.gap, nodes=s.nodes,

@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError
+from ..files import check_output
+from ._args import int_arg
 
 
 def add_parser(sub):
@@ -14,7 +16,7 @@ def add_parser(sub):
     p.add_argument("--suite", help="suite name (see --list)")
     p.add_argument("--size", default="small", help="size label of the suite (default: small)")
     p.add_argument("-o", "--out", help="results CSV (default: benchmarks/results/<suite>-<size>.csv)")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    p.add_argument("--workers", type=int_arg, default=1, help="local worker processes (default 1)")
     p.add_argument("--dask", metavar="ADDRESS", help="run on an existing Dask scheduler (or 'local' for a "
                                                      "LocalCluster) instead of local processes")
     p.add_argument("--report", metavar="FILE.md", help="also write the report as markdown (with plots beside it)")
@@ -30,13 +32,29 @@ def run(args) -> int:
         for name, (desc, _, sizes) in sorted(SUITES.items()):
             print(f"{name:10s} sizes: {', '.join(sizes):22s} {desc}")
         return 0 if args.list else 2
-    try:
-        specs = specs_for(args.suite, args.size)
-    except KeyError as e:
-        raise InputError(str(e.args[0])) from None
-    if args.workers < 1:
-        raise InputError(f"--workers must be >= 1, got {args.workers}")
-    out = Path(args.out or f"benchmarks/results/{args.suite}-{args.size}.csv")
+    if args.no_run and args.suite in SUITES:
+        specs = []    # only the report: any size label names a results file
+    else:
+        try:
+            specs = specs_for(args.suite, args.size)
+        except KeyError as e:
+            raise InputError(str(e.args[0])) from None
+    if not 1 <= args.workers <= 1024:
+        raise InputError(f"--workers must be in 1..1024, got {args.workers}")
+    if args.out:
+        out = check_output(args.out, suffixes=(".csv",))
+    else:
+        out = Path(f"benchmarks/results/{args.suite}-{args.size}.csv")
+        if not args.no_run:
+            try:
+                out.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise InputError(f"cannot create {out.parent}: {e.strerror or e}") from None
+            check_output(out, option="results file", suffixes=(".csv",))
+    if args.report:
+        check_output(args.report, option="--report", suffixes=(".md",), inputs=(out,))
+    if args.no_run and out.exists() and not out.is_file():
+        raise InputError(f"{out}: is not a file")
     if not args.no_run:
         c = run_specs(specs, out, workers=args.workers, dask_address=args.dask, progress=args.progress)
         print(f"{args.suite}/{args.size}: {c['total']} runs, {c['skipped']} already in {out}, ran {c['ran']} "

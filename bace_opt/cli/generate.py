@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError
+from ..files import atomic_write, check_output
+from ._args import finite_float
 
 
 class _Parser(argparse.ArgumentParser):
@@ -98,7 +100,7 @@ def add_parser(sub):
     r.add_argument("--max-gpus-per-region", type=_pos_int, default=8, help="default 8")
     r.add_argument("--max-stages", type=_pos_int, default=4, help="default 4")
     r.add_argument("--max-gpus-per-stage", type=_pos_int, default=1, help="default 1")
-    r.add_argument("--max-arrival", type=float, default=0.0, help="arrivals uniform in [0, this] s (default 0)")
+    r.add_argument("--max-arrival", type=finite_float, default=0.0, help="arrivals uniform in [0, this] s (default 0)")
     r.add_argument("--egress", action="store_true", help="egress prices on links, counted in the objective")
     r.add_argument("--name", help="instance name (default: derived from the options)")
     r.add_argument("-o", "--output", help="output file (default: stdout)")
@@ -130,7 +132,7 @@ def add_parser(sub):
                    help="how to combine measurements of a pair (default median)")
     z.add_argument("--price-day", default="2023-07-01", help="first day of the price series, UTC (default 2023-07-01)")
     z.add_argument("--hours", type=_pos_int, default=168, help="hours of prices (default 168)")
-    z.add_argument("--retail-adder", type=float, default=0.10,
+    z.add_argument("--retail-adder", type=finite_float, default=0.10,
                    help="USD/kWh added to wholesale prices (default 0.10)")
     z.add_argument("--topology-gml", help="WAN topology: a GML file or a DeepRMSA link list (.txt), or a name under "
                         "DATA/topologies/topozoo (e.g. Abilene) or DATA/topologies/nsfnet (nsfnet_chen)")
@@ -220,14 +222,12 @@ def build(args):
 
 
 def run(args) -> int:
+    if args.output:
+        check_output(args.output, suffixes=(".json",), inputs=(getattr(args, "topology_gml", None),))
     inst = build(args)
     text = inst.to_json()
     if args.output:
-        out = Path(args.output)
-        try:
-            out.write_text(text, encoding="utf-8")
-        except OSError as e:
-            raise InputError(f"cannot write {out}: {e}") from None
+        out = atomic_write(args.output, text)
         print(f"{out}: {inst.name!r}, {len(inst.regions)} regions ({inst.total_gpus} GPUs), {len(inst.links)} links, "
               f"{len(inst.jobs)} jobs", file=sys.stderr)
     else:

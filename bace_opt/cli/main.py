@@ -14,7 +14,8 @@ import sys
 
 from ..errors import BaceOptError
 
-COMMANDS = ["validate", "generate", "evaluate", "solve", "simulate", "pipeline", "bench", "optical"]
+COMMANDS = ["validate", "generate", "evaluate", "solve", "simulate", "pipeline", "bench", "optical",
+            "adversary"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,6 +33,18 @@ def build_parser() -> argparse.ArgumentParser:
         mod.add_parser(sub)
     return ap
 
+
+
+def _exit_now_if_solver_abandoned(code: int) -> None:
+    """After Ctrl-C, a solver thread that did not stop in time must not delay or crash the exit."""
+    from ..solvers.base import ABANDONED
+    if ABANDONED:
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:
+                pass
+        os._exit(code)
 
 
 def main(argv=None) -> int:
@@ -55,6 +68,7 @@ def main(argv=None) -> int:
         return 0
     except KeyboardInterrupt:
         print(f"bace-opt {args.command}: interrupted", file=sys.stderr)
+        _exit_now_if_solver_abandoned(130)
         return 130
     except Exception as e:  # a bug: say so plainly, no traceback unless asked
         if os.environ.get("BACE_OPT_DEBUG"):

@@ -14,8 +14,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from ..errors import InputError
@@ -118,21 +116,10 @@ def load_network(args):
 
 
 def write_atomic(path: str, text: str, inputs=()) -> None:
-    """Write through a temporary file and rename; never over an input of the command."""
-    out = Path(path)
-    for i in inputs:
-        if i and Path(i).exists() and out.exists() and out.resolve() == Path(i).resolve():
-            raise InputError(f"output {path} is an input of this command: refusing to overwrite it")
-    if out.parent and not out.parent.exists():
-        raise InputError(f"output folder {out.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=str(out.parent or "."), prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write through the toolkit's one atomic writer (bace_opt.files); never over an input of the command."""
+    from ..files import atomic_write, check_output
+    check_output(path, option="output", inputs=inputs)
+    atomic_write(path, text)
 
 
 # ---------------------------------------------------------------------- simulate
@@ -183,11 +170,11 @@ def _plot_sweep(df, path, title):
     fig, ax = plt.subplots(figsize=(6, 4))
     plot_blocking(df, ax, title)
     fig.tight_layout()
-    fd, tmp = tempfile.mkstemp(dir=str(Path(path).parent or "."), suffix=".png")
-    os.close(fd)
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
+    from ..files import atomic_savefig
+    try:
+        atomic_savefig(fig, path, dpi=120)
+    finally:
+        plt.close(fig)
 
 
 # ---------------------------------------------------------------------- cba / exact

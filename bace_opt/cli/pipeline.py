@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 from ..errors import InputError
+from ..files import check_output
+from ._args import check_range, finite_float, int_arg
 from ..instance import load_instance
 from ..pipeline import KINDS, PipelineOptions, check_ops, pipeline_iteration_s
 from ..schedule import load_schedule
@@ -22,19 +24,27 @@ def add_parser(sub):
     p.add_argument("--kind", default="1f1b", choices=KINDS, help="pipeline schedule (default 1f1b)")
     p.add_argument("--split-backward", action="store_true",
                    help="split the backward block into input-gradient (D) and weight-gradient (W) halves")
-    p.add_argument("--forward-fraction", type=float, default=1.0 / 3.0, metavar="PHI",
+    p.add_argument("--forward-fraction", type=finite_float, default=1.0 / 3.0, metavar="PHI",
                    help="T_F = PHI * stage time, T_B = (1 - PHI) * stage time (default 1/3)")
-    p.add_argument("--memory-limit", type=int, default=None, metavar="N",
+    p.add_argument("--memory-limit", type=int_arg, default=None, metavar="N",
                    help="in-flight micro-batches per stage (default: 1F1B's, S - k + 1 on stage k)")
-    p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+    p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S",
                    help="CP-SAT time limit for --kind optimal (default 60 s)")
-    p.add_argument("--threads", type=int, default=1, help="CP-SAT workers for --kind optimal (default 1)")
-    p.add_argument("--gantt", metavar="FILE.png", help="draw the schedule as a Gantt chart (PNG)")
+    p.add_argument("--threads", type=int_arg, default=1, help="CP-SAT workers for --kind optimal (default 1)")
+    p.add_argument("--gantt", metavar="FILE.png", help="draw the schedule as a Gantt chart (.png, .pdf or .svg)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
+GANTT_SUFFIXES = (".png", ".pdf", ".svg")
+
+
 def run(args) -> int:
+    if args.gantt:
+        check_output(args.gantt, option="--gantt", suffixes=GANTT_SUFFIXES, inputs=(args.instance, args.schedule))
+    if not 0 < args.forward_fraction < 1:
+        raise InputError(f"--forward-fraction: must be in (0, 1), got {args.forward_fraction:g}")
+    check_range("--threads", args.threads, ge=1, le=1024)
     inst = load_instance(args.instance)
     sched = load_schedule(args.schedule)
     try:
@@ -47,6 +57,11 @@ def run(args) -> int:
     if entry.status != "done":
         raise InputError(f"job {args.job!r} has status {entry.status!r} in {args.schedule!r}: it has no placement "
                          f"to schedule (needs 'done')")
+    # the placement must pass the evaluator's own rule-1 checks (regions, stages, hops, routes, reservations)
+    from ..evaluate import check_plan
+    bad = check_plan(inst, entry.plan)
+    if bad:
+        raise InputError([f"{args.schedule}: {v.message} (rule {v.rule})" for v in bad])
     if args.time_limit is not None and not args.time_limit > 0:
         raise InputError(f"--time-limit must be > 0, got {args.time_limit}")
     opts = PipelineOptions(forward_fraction=args.forward_fraction, split_backward=args.split_backward,

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 
+from .._check import loads_strict
 from ..errors import InputError
+from ..files import check_output
+from ._args import int_arg
 from ..evaluate import format_metrics
 from ..instance import load_instance
 from ..policies import available, describe
@@ -26,7 +29,7 @@ def add_parser(sub):
                    help=f"one of: {', '.join(names)} (default bace-pipe)")
     p.add_argument("--mode", default="queue", choices=["queue", "blocking"],
                    help="queue: jobs that cannot start wait; blocking: they are rejected on arrival")
-    p.add_argument("--seed", type=int, default=0, help="seed passed to the policy (default 0)")
+    p.add_argument("--seed", type=int_arg, default=0, help="seed passed to the policy (default 0)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="policy option, repeatable (e.g. seeds=all, via=routes, hol=skip, time_limit_s=30)")
     p.add_argument("--iteration-model", default="analytic", choices=["analytic", "gpipe", "1f1b", "greedy"],
@@ -48,14 +51,18 @@ def _parse_options(items) -> dict:
         if not k:
             raise InputError(f"--option {it!r}: empty key")
         try:
-            out[k] = json.loads(v)
-        except json.JSONDecodeError:
+            out[k] = loads_strict(v, f"--option {k}")
+        except InputError:
+            if v.strip()[:1] in "[{" or v.strip().lower() in ("nan", "infinity", "-infinity"):
+                raise
             out[k] = v
     return out
 
 
 def run(args) -> int:
     from ..sim import simulate
+    if args.output:
+        check_output(args.output, suffixes=(".json",), inputs=(args.instance,))
     if args.policy not in available():
         raise InputError(f"unknown policy {args.policy!r} (available: {', '.join(available())})")
     inst = load_instance(args.instance)

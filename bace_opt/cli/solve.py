@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from ..errors import InputError
+from ..files import check_output
+from ._args import check_range, finite_float, int_arg
 from ..evaluate import MONEY_KEYS, format_metrics
 from ..instance import load_instance
 from ..schedule import load_schedule
@@ -23,20 +25,20 @@ def add_parser(sub):
                         "processes, the first proof wins")
     p.add_argument("--race-members", default=None, metavar="A,B",
                    help="back ends of --solver race (default highs,cpsat; e.g. highs,cpsat,scip)")
-    p.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="wall-clock limit, s (default 60)")
-    p.add_argument("--mu", type=float, default=0.0, metavar="X", help="P2 weight of cost, s/USD (default 0)")
-    p.add_argument("--gap", type=float, default=None, metavar="G", help="relative gap to stop at (default 1e-9)")
-    p.add_argument("--threads", type=int, default=None, metavar="N", help="solver threads (default 1)")
-    p.add_argument("--t0", type=float, default=None, metavar="S",
+    p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S", help="wall-clock limit, s (default 60)")
+    p.add_argument("--mu", type=finite_float, default=0.0, metavar="X", help="P2 weight of cost, s/USD (default 0)")
+    p.add_argument("--gap", type=finite_float, default=None, metavar="G", help="relative gap to stop at (default 1e-9)")
+    p.add_argument("--threads", type=int_arg, default=None, metavar="N", help="solver threads (default 1)")
+    p.add_argument("--t0", type=finite_float, default=None, metavar="S",
                    help="P1 decision time (default: the latest arrival)")
     p.add_argument("--warm-start", metavar="SCHEDULE", default=None,
                    help="a schedule (e.g. a heuristic's) whose placements start the solver")
-    p.add_argument("--time-unit", type=float, default=None, metavar="S",
+    p.add_argument("--time-unit", type=finite_float, default=None, metavar="S",
                    help="P2: time unit in s (CP-SAT's resolution, the MILP's slot length; default: chosen from "
                         "the horizon, see models/schedule.md)")
-    p.add_argument("--max-blocks", type=int, default=None, metavar="K",
+    p.add_argument("--max-blocks", type=int_arg, default=None, metavar="K",
                    help="P2: at most K blocks per placement (the optimum is then over that candidate set)")
-    p.add_argument("--routes-k", type=int, default=None, metavar="K",
+    p.add_argument("--routes-k", type=int_arg, default=None, metavar="K",
                    help="P2: at most K routes per hop (the optimum is then over that candidate set)")
     p.add_argument("--bracket", action="store_true",
                    help="P2: also prove a lower bound valid in continuous time (half of the time limit) and print "
@@ -48,13 +50,14 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..exact import solve
-    inst = load_instance(args.instance)
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise InputError(f"--time-limit: must be > 0, got {args.time_limit:g}")
-    if args.threads is not None and args.threads < 1:
-        raise InputError(f"--threads: must be >= 1, got {args.threads}")
+    check_output(args.output, suffixes=(".json",), inputs=(args.instance, args.warm_start))
+    check_range("--time-limit", args.time_limit, gt=0)
+    check_range("--threads", args.threads, ge=1, le=1024)
     if args.gap is not None and not 0 <= args.gap < 1:
         raise InputError(f"--gap: must be in [0, 1), got {args.gap:g}")
+    check_range("--mu", args.mu, ge=0)
+    check_range("--t0", args.t0, ge=0)
+    inst = load_instance(args.instance)
     warm = None
     if args.warm_start:
         warm = load_schedule(args.warm_start)

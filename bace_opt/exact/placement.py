@@ -19,7 +19,8 @@ from ..errors import InputError
 from ..instance import Instance
 from ..schedule import JobPlan, SolverInfo
 from ..solvers.base import SolveOptions
-from .placement_data import JobData, PlacementData, identical_pairs, job_arcs, model_size  # noqa: F401
+from .placement_data import (JobData, PlacementData, has_negative_prices, identical_pairs, job_arcs,  # noqa: F401
+                             model_size)
 from .placement_levels import LEVEL_NAMES, LEVEL_TOL  # noqa: F401
 from .placement_solution import (Solution, greedy_start, plans_from_solution, solution_from_plans,  # noqa: F401
                                  start_solution)

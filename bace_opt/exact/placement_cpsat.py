@@ -33,7 +33,7 @@ from typing import Sequence
 
 from ..schedule import JobPlan
 from ..solvers.base import SolveOptions, relative_gap
-from .placement_data import PlacementData, identical_pairs, job_arcs
+from .placement_data import PlacementData, has_negative_prices, identical_pairs, job_arcs
 from .placement_levels import LEVEL_NAMES, remaining_s
 from .placement_solution import Solution, start_solution
 
@@ -101,6 +101,7 @@ class CpPlacement:
         md, data = self.model, self.data
         inst = data.inst
         J = data.jobs
+        negative = has_negative_prices(data)
         for d in J:
             j = d.j
             # P1.1-P1.4 positions
@@ -144,6 +145,14 @@ class CpPlacement:
                         md.Add(out <= 1)
                 for e in d.links:
                     md.Add(self.f[j, k, e, 0] + self.f[j, k, e, 1] <= 1)
+                if negative:   # P1.12b: no cycle in a hop's flow (they would earn money; harden, issue 10)
+                    nv = len(inst.regions)
+                    pot = [md.NewIntVar(0, nv - 1, f"p[{j},{k},{v}]") for v in range(nv)]
+                    for e in d.links:
+                        l = inst.links[e]
+                        a, b = inst.region_index[l.a], inst.region_index[l.b]
+                        md.Add(pot[b] >= pot[a] + 1).OnlyEnforceIf(self.f[j, k, e, 0])
+                        md.Add(pot[a] >= pot[b] + 1).OnlyEnforceIf(self.f[j, k, e, 1])
             # P1.20 reversal symmetry
             if d.K > 1:
                 first = sum(r * self.a[j, 1, r] for r in d.regions)

@@ -167,7 +167,9 @@ class PlacementData:
                 regions = singles
                 cap = {r: cap[r] for r in singles}
                 K = 1
-        pi_max = _fill(sorted(regions, key=lambda r: -pi[r]), pi, cap, S)
+        # Pi_j = 0 when j does not start, so the big-M must cover 0 too: with negative prices the greedy maximum
+        # can be < 0 (harden, issue 10; P1.15 stays exact for prices of any sign)
+        pi_max = max(0.0, _fill(sorted(regions, key=lambda r: -pi[r]), pi, cap, S))
         pi_min = _fill(sorted(regions, key=lambda r: pi[r]), pi, cap, S)
         return JobData(j=j, job=job, regions=regions, cap=cap, K=K, classes=speeds, cls_of=cls_of, tau=tau,
                        demand=demand, links=links, pi=pi, base_s=base, lat_coef=2.0 * N / 1000.0,
@@ -219,3 +221,9 @@ def count_upper_bound(data: PlacementData) -> int:
         used += need
         count += 1
     return count
+
+
+def has_negative_prices(data: PlacementData) -> bool:
+    """Some region's price at t0 is negative (then a hop flow's cycles would *earn* money, see
+    placement_milp.add_no_cycles)."""
+    return any(p < 0 for d in data.jobs for p in d.pi.values())

@@ -34,7 +34,8 @@ import pyomo.environ as pyo
 
 from ..instance import Instance
 from ..solvers.base import SolveOptions, SolveResult, Termination
-from .placement_data import JobData, PlacementData, count_upper_bound, identical_pairs, job_arcs
+from .placement_data import (JobData, PlacementData, count_upper_bound, has_negative_prices, identical_pairs,
+                             job_arcs)
 from .placement_levels import LEVEL_TOL, level_record, remaining_s
 from .placement_solution import Solution, start_solution
 
@@ -77,13 +78,15 @@ def build_model(data: PlacementData) -> pyo.ConcreteModel:
     m.s = pyo.Var(m.JC, domain=pyo.Binary)
     m.h = pyo.Var(m.JHR, bounds=(0, 1))                 # integral whenever a is (P1.7)
     m.f = pyo.Var(m.JHED, domain=pyo.Binary)
-    m.q = pyo.Var(m.JHE, bounds=lambda _, j, k, e: (0, J[j].pi_max))
+    m.q = pyo.Var(m.JHE, bounds=lambda _, j, k, e: (min(0.0, J[j].pi_min), J[j].pi_max))   # < 0: negative prices
     m.v = pyo.Var(m.JE_MULTI, domain=pyo.NonNegativeReals)
 
     add_positions(m)
     add_stages(m)
     add_classes(m)
     add_hops(m)
+    if has_negative_prices(data):
+        add_no_cycles(m)
     add_capacity(m)
     add_cost_linearization(m)
     add_symmetry_breaking(m)
@@ -186,6 +189,28 @@ def add_hops(m):
     m.con_flow_out = pyo.Constraint(JHV_out, rule=lambda m, j, k, v:
                                     sum(m.f[j, k, e, dd] for e, dd in out_arcs[j][v]) <= 1)
     m.con_link_once = pyo.Constraint(m.JHE, rule=lambda m, j, k, e: _g(m, j, k, e) <= 1)
+
+
+def add_no_cycles(m):
+    """P1.12b (only with negative prices; harden, issue 10): node potentials p_jkv in [0, |V| - 1] with
+    p_jkb >= p_jka + 1 - |V| (1 - f_jke,d) on every arc a->b, so a hop's flow has no cycle.  With prices >= 0
+    cycles only cost and an optimum has none (the decoder drops any); with a negative price a cycle's latency
+    makes the cost more negative, and without this family the model's cost would differ from the evaluator's."""
+    data = m.data
+    J = data.jobs
+    inst = data.inst
+    nv = len(inst.regions)
+    JHV = [(d.j, k, v) for d in J for k in range(1, d.K) for v in range(nv)]
+    m.JHV_POT = pyo.Set(initialize=JHV, dimen=3, ordered=True)
+    m.p_node = pyo.Var(m.JHV_POT, bounds=(0, nv - 1))
+
+    def rule(m, j, k, e, dd):
+        l = inst.links[e]
+        a, b = inst.region_index[l.a], inst.region_index[l.b]
+        if dd == 1:
+            a, b = b, a
+        return m.p_node[j, k, b] >= m.p_node[j, k, a] + 1 - nv * (1 - m.f[j, k, e, dd])
+    m.con_no_cycles = pyo.Constraint(m.JHED, rule=rule)
 
 
 def add_capacity(m):
@@ -375,6 +400,11 @@ def formulation_module(formulation: str):
 
 def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation: str = "walk"):
     """The sequential levels (P1.17-P1.19) on one Pyomo model of ``formulation``, kept between levels."""
+    if formulation == "walk" and has_negative_prices(data):
+        # a trail may pick up cycles that earn money under a negative price (models/placement.md section 9):
+        # the position formulation with P1.12b is exact there
+        log.info("P1: a price at t0 is negative; using the position formulation (walk assumes prices >= 0)")
+        formulation = "position"
     fm = formulation_module(formulation)
     tb = time.perf_counter()
     m = fm.build_model(data)

@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 SOLVERS = ("cpsat", "highs")
 METHOD = {"cpsat": "exact-schedule-cpsat", "highs": "exact-schedule-highs"}
 #: "nice" default time units (s); the default resolution is the smallest one giving at most ``target`` units
+#: at most this many time units in the horizon (a larger grid could not be built in memory anyway)
+MAX_UNITS = 10_000_000
 _NICE_S = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 14400, 21600, 43200,
            86400)
 
@@ -106,12 +108,20 @@ class SlottedProblem:
 
 
 def _ceil_units(x: float, delta: float) -> int:
-    """Smallest integer k with k * delta >= x (exact in floating point)."""
-    k = math.ceil(x / delta)
-    while k * delta < x:
-        k += 1
-    while k > 0 and (k - 1) * delta >= x:
-        k -= 1
+    """Smallest integer k with k * delta >= x (exact in floating point).  The corrections are bounded: where
+    k * delta no longer resolves one unit (k beyond 2**52), the first estimate stands (harden, issue 10: an
+    unbounded loop here hung on an arrival of 1e300 s)."""
+    q = x / delta
+    if not math.isfinite(q) or abs(q) > MAX_UNITS * 1e3:
+        raise InputError(f"time unit {delta:g} s is too small for {x:g} s (more than {MAX_UNITS} units); use a "
+                         f"larger time unit (--time-unit)")
+    k = math.ceil(q)
+    for _ in range(4):
+        if k * delta < x:
+            k += 1
+    for _ in range(4):
+        if k > 0 and (k - 1) * delta >= x:
+            k -= 1
     return int(k)
 
 
@@ -238,6 +248,9 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
         cl = cs.by_job[job.name]
         dmax.append(max((_ceil_units(c.run_s, delta_s) for c in cl), default=0))
     H = _ceil_units(t0, delta_s) + sum(dmax)
+    if H > MAX_UNITS:   # harden, issue 10: a tiny time unit or a huge horizon would allocate without end
+        raise InputError(f"time unit {delta_s:g} s gives a horizon of {H} units (at most {MAX_UNITS}); use a "
+                         f"larger time unit (--time-unit)")
     horizon_proven = True
     if horizon_s is not None:
         Hc = int(math.floor(horizon_s / delta_s))

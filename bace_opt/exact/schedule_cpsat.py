@@ -156,7 +156,8 @@ def solve_cpsat(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawRe
     for k, v in dict(options.backend_options).items():
         setattr(p, k, v)
     t1 = time.perf_counter()
-    st = s.solve(m)
+    from ..solvers.cpsat import solve_interruptible
+    st = solve_interruptible(s, m)     # Ctrl-C aborts (harden, issue 10)
     solve_s = time.perf_counter() - t1
     name = s.status_name(st)
     extra = {"objective_unit_s": sc["q"], "objective_K": sc["K"],

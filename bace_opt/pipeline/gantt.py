@@ -8,9 +8,15 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import BaceOptError
+from ..files import atomic_savefig
 from .model import PipelineModel
 from .schedules import Op, makespan
 
+#: above this many blocks (computations + transfers) the chart is aggregated: per row and kind, blocks closer
+#: than a fraction of a pixel are merged into one bar and drawn as one collection, without labels or latency
+#: tails (a paper job, 40 stages x 256 micro-batches, has ~25,000 blocks: drawn one by one it took minutes)
+MAX_DRAWN_BLOCKS = 2000
+MAX_FIG_H_IN = 14.0
 COLORS = {"F": "#4C72B0", "B": "#55A868", "D": "#55A868", "W": "#DD8452", "XF": "#8172B2", "XB": "#C44E52"}
 
 
@@ -36,12 +42,17 @@ def draw_gantt(model: PipelineModel, ops: Sequence[Op], path, title: str | None 
     ypos = {key: len(rows) - 1 - r for r, (_, key) in enumerate(rows)}
     span = makespan(ops) if ops else 1.0
     n_blocks = model.microbatches * S
+    aggregate = len(ops) > MAX_DRAWN_BLOCKS
     if labels is None:
         labels = n_blocks <= 256
+    if aggregate:
+        labels = False
     fig_w = min(18.0, 6.0 + 0.12 * model.microbatches * len(model.kinds))
-    fig_h = 1.0 + 0.45 * len(rows)
+    fig_h = min(MAX_FIG_H_IN, 1.0 + 0.45 * len(rows))
     fig, ax = plt.subplots(figsize=(fig_w, fig_h))
-    for o in ops:
+    if aggregate:
+        n_bars = _draw_aggregated(ax, ops, ypos, span)
+    for o in (() if aggregate else ops):
         if o.is_transfer:
             k, direction = o.link
             y = ypos[("hop", k)]
@@ -64,7 +75,8 @@ def draw_gantt(model: PipelineModel, ops: Sequence[Op], path, title: str | None 
                 ax.text(o.start_s + width / 2, y, f"{o.kind}{o.mb + 1}", ha="center", va="center", fontsize=6,
                         color="white")
     ax.set_yticks([ypos[key] for _, key in rows])
-    ax.set_yticklabels([lab for lab, _ in rows], fontsize=7)
+    tick_fs = 7 if len(rows) <= 30 else max(3.0, 7 * 30 / len(rows))
+    ax.set_yticklabels([lab if len(rows) <= 30 else lab.replace("\n", " ") for lab, _ in rows], fontsize=tick_fs)
     ax.set_ylim(-0.6, len(rows) - 0.4)
     ax.set_xlim(0, span * 1.01)
     ax.set_xlabel("time (s)")
@@ -74,14 +86,45 @@ def draw_gantt(model: PipelineModel, ops: Sequence[Op], path, title: str | None 
              "XF": "activation transfer", "XB": "gradient transfer"}
     ax.legend(handles=[Patch(color=COLORS[q], label=names[q]) for q in kinds], loc="lower center",
               bbox_to_anchor=(0.5, 1.0), ncol=len(kinds), fontsize=7, frameon=False)
-    ax.set_title(title or f"pipeline schedule: {S} stages x {model.microbatches} micro-batches, "
-                          f"iteration {span:.4g} s", fontsize=9, pad=20)
+    title = title or f"pipeline schedule: {S} stages x {model.microbatches} micro-batches, iteration {span:.4g} s"
+    if aggregate:
+        title += f"\n({len(ops)} blocks drawn as {n_bars} bars: blocks closer than 1/{_PIXELS} of the span merged)"
+    ax.set_title(title, fontsize=9, pad=20)
     fig.tight_layout()
     path = Path(path)
     try:
-        fig.savefig(path, dpi=dpi)
-    except OSError as e:
-        raise BaceOptError(f"cannot write the Gantt chart to {str(path)!r}: {e}") from e
+        atomic_savefig(fig, path, dpi=dpi)
     finally:
         plt.close(fig)
     return path
+
+
+_PIXELS = 4000   # merge resolution: a gap below span / _PIXELS is invisible at the chart's width and dpi
+
+
+def _draw_aggregated(ax, ops: Sequence[Op], ypos: dict, span: float) -> int:
+    """Draw ``ops`` as one bar collection per (row, kind), merging blocks closer than span / _PIXELS; returns
+    the number of bars drawn."""
+    groups: dict[tuple, list[tuple[float, float]]] = {}
+    for o in ops:
+        if o.is_transfer:
+            k, direction = o.link
+            y = ypos[("hop", k)]
+            y0, h = (y + 0.02, 0.44) if direction == "fwd" else (y - 0.46, 0.44)
+        else:
+            y0, h = ypos[o.stage] - 0.4, 0.8
+        if o.end_s > o.start_s:
+            groups.setdefault((y0, h, o.kind), []).append((o.start_s, o.end_s))
+    eps = span / _PIXELS
+    n = 0
+    for (y0, h, kind), iv in groups.items():
+        iv.sort()
+        merged = [list(iv[0])]
+        for a, b in iv[1:]:
+            if a - merged[-1][1] <= eps:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        ax.broken_barh([(a, b - a) for a, b in merged], (y0, h), facecolors=COLORS[kind], edgecolor="none")
+        n += len(merged)
+    return n

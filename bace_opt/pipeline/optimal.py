@@ -202,7 +202,8 @@ def solve_optimal(model: PipelineModel, time_limit_s: float = 60.0, threads: int
         p.max_time_in_seconds = float(time_limit_s)
     p.num_workers = int(threads or 1)
     p.random_seed = int(seed)
-    st = solver.Solve(cm)
+    from ..solvers.cpsat import solve_interruptible
+    st = solve_interruptible(solver, cm)
     status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.INFEASIBLE: "infeasible",
               cp_model.UNKNOWN: "time_limit", cp_model.MODEL_INVALID: "error"}.get(st, "error")
     obj = bound = None

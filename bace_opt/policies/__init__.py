@@ -13,6 +13,7 @@ from .bace_pipe import BacePipe, Chain, allocate, allocate_even, allocate_fill, 
 from .base import ClusterState, Policy, PolicyError, Residual
 from .baselines import cr_ldf, cr_lcf, fifo, lcf, ldf
 from .exact_online import ExactP1
+from .price_pack import PricePack
 
 
 def _bace(name, **fixed):
@@ -30,6 +31,15 @@ REGISTRY: dict[str, tuple[Callable, str]] = {
                                 "ablation: chain by price, bandwidth unchecked (reserves what is left, may stall)"),
     "bace-pipe-no-costmin": (_bace("bace-pipe-no-costmin", allocator="even"),
                              "ablation: stages spread evenly over the chain"),
+    "price-pack": (lambda **kw: PricePack(**kw),
+                   "price-aware chain enumeration, long jobs packed first into cheap GPUs, local search over the "
+                   "packing order (never fewer jobs than BACE-Pipe)"),
+    "price-pack-no-enum": (lambda **kw: PricePack(**{"name": "price-pack-no-enum", "chains": "bace", **kw}),
+                           "ablation: BACE-Pipe's pathfinder and allocator instead of the chain enumeration"),
+    "price-pack-no-order": (lambda **kw: PricePack(**{"name": "price-pack-no-order", "order": "priority", **kw}),
+                            "ablation: BACE-Pipe's priority order instead of the cost order"),
+    "price-pack-no-search": (lambda **kw: PricePack(**{"name": "price-pack-no-search", "search": False, **kw}),
+                             "ablation: no local search over the packing order"),
     "fifo": (fifo, "BACE-Pipe placement in FIFO order with head-of-line blocking"),
     "lcf": (lcf, "baseline: single region, cheapest with room (FIFO)"),
     "ldf": (ldf, "baseline: single region, most free GPUs (FIFO)"),
@@ -65,5 +75,5 @@ def make_policy(name: str, **options):
 get_policy = make_policy
 
 __all__ = ["available", "describe", "make_policy", "get_policy", "REGISTRY", "HEURISTICS", "ABLATIONS",
-           "ClusterState", "Residual", "Policy", "PolicyError", "BacePipe", "ExactP1", "Chain",
+           "ClusterState", "Residual", "Policy", "PolicyError", "BacePipe", "ExactP1", "PricePack", "Chain",
            "prioritize", "priorities", "find_chains", "grow_chain", "allocate", "allocate_even", "allocate_fill"]

@@ -7,9 +7,16 @@ models turn the solution into ``JobPlan``s and let the evaluator price them.
 from __future__ import annotations
 
 import math
+import signal
+import threading
+import time
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+
+import logging
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -57,3 +64,67 @@ def relative_gap(objective: float | None, bound: float | None) -> float | None:
     if objective is None or bound is None or not (math.isfinite(objective) and math.isfinite(bound)):
         return None
     return abs(objective - bound) / max(abs(objective), 1e-10)
+
+
+# ---------------------------------------------------------------------- Ctrl-C
+
+#: after Ctrl-C, how long to wait for the back end to stop on its own cancel before giving up on it (s)
+INTERRUPT_GRACE_S = 3.0
+#: solver threads left running after Ctrl-C (their back end did not stop in time); the command line then
+#: exits at once (``os._exit``) rather than wait for them or let the interpreter tear down under them
+ABANDONED: list[str] = []
+
+
+def run_interruptible(solve: Callable[[], Any], stop: Callable[[], None]) -> Any:
+    """Run ``solve()`` so that Ctrl-C stops it within seconds, whatever the back end.
+
+    Our reading (docs/decisions.md, "Interrupts"): Ctrl-C means *abort*.  The solve runs in a worker thread
+    while the main thread waits; a SIGINT calls ``stop`` (the back end's own cancel: CP-SAT's
+    ``StopSearch``, MathOpt's ``SolveInterrupter``, HiGHS' ``cancelSolve``) and, once the solver has
+    returned (or after ``INTERRUPT_GRACE_S``), raises ``KeyboardInterrupt``: no result, so no output file;
+    the command line exits 130.  Back ends that catch SIGINT themselves and return a weaker result as if
+    nothing happened (CP-SAT) are therefore consistent with the others.  Outside the main thread (where no
+    signal handler can be set) ``solve()`` is simply called."""
+    if threading.current_thread() is not threading.main_thread():
+        return solve()
+    box: dict[str, Any] = {}
+
+    def work():
+        try:
+            box["result"] = solve()
+        except BaseException as e:  # handed to the caller below
+            box["error"] = e
+
+    hit: list[float] = []
+
+    def on_sigint(signum, frame):
+        if not hit:
+            hit.append(time.monotonic())
+            try:
+                stop()
+            except Exception:   # a cancel that fails must not hide the interrupt
+                pass
+
+    try:
+        old = signal.signal(signal.SIGINT, on_sigint)
+    except ValueError:          # not allowed here (e.g. an embedded interpreter)
+        return solve()
+    try:
+        t = threading.Thread(target=work, name="bace-opt-solve", daemon=True)
+        t.start()
+        log.info("solver running (Ctrl-C aborts)")
+        while t.is_alive():
+            t.join(0.05)
+            if hit and time.monotonic() - hit[0] > INTERRUPT_GRACE_S:
+                break
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if hit:
+        if t.is_alive():
+            ABANDONED.append(t.name)
+        log.info("interrupted: the solver %s %.2f s after Ctrl-C", "stopped" if not t.is_alive() else
+                 "is still running (abandoned)", time.monotonic() - hit[0])
+        raise KeyboardInterrupt
+    if "error" in box:
+        raise box["error"]
+    return box["result"]

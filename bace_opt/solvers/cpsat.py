@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 
-from .base import SolveOptions, SolveResult, Termination
+from .base import SolveOptions, SolveResult, Termination, run_interruptible
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +23,14 @@ def available() -> bool:
         return True
     except Exception:
         return False
+
+
+def solve_interruptible(solver, model):
+    """``solver.Solve(model)`` with Ctrl-C as an abort (``solvers.base.run_interruptible``): CP-SAT's own
+    SIGINT catching (which stops the search and returns a weaker result as if nothing happened) is turned
+    off, and ``StopSearch`` is the cancel."""
+    solver.parameters.catch_sigint_signal = False
+    return run_interruptible(lambda: solver.Solve(model), solver.StopSearch)
 
 
 def solve_cp(model, options: SolveOptions, time_limit_s: float | None = None):
@@ -42,7 +50,7 @@ def solve_cp(model, options: SolveOptions, time_limit_s: float | None = None):
         setattr(p, k, v)
     t = time.perf_counter()
     try:
-        st = solver.Solve(model)
+        st = solve_interruptible(solver, model)
     except Exception as e:
         return SolveResult(NAME, Termination.ERROR, message=f"CP-SAT failed: {type(e).__name__}: {e}",
                            solve_s=time.perf_counter() - t), solver

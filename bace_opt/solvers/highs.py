@@ -12,7 +12,7 @@ import time
 
 import pyomo.environ as pyo
 
-from .base import SolveOptions, SolveResult, Termination
+from .base import SolveOptions, SolveResult, Termination, run_interruptible
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +26,13 @@ def available() -> bool:
         return bool(Highs().available())
     except Exception:  # any import problem means "not available"
         return False
+
+
+def _cancel(opt) -> None:
+    """HiGHS' own cancel on the highspy object the appsi interface owns (set once the solve started)."""
+    h = getattr(opt, "_solver_model", None)
+    if h is not None:
+        h.cancelSolve()     # honoured because HandleUserInterrupt was set before the solve
 
 
 def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bool = False,
@@ -55,7 +62,15 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
         hopts[k] = v
     t = time.perf_counter()
     try:
-        res = opt.solve(model)
+        opt.set_instance(model)            # creates the highspy object, so that its cancel can be armed
+        opt._solver_model.HandleUserInterrupt = True
+        uc = opt.update_config             # the model was loaded just above: solve() need not rescan it
+        for flag in ("check_for_new_or_removed_constraints", "check_for_new_or_removed_vars",
+                     "check_for_new_or_removed_params", "check_for_new_objective", "update_constraints",
+                     "update_vars", "update_params", "update_named_expressions", "update_objective"):
+            if hasattr(uc, flag):
+                setattr(uc, flag, False)
+        res = run_interruptible(lambda: opt.solve(model), lambda: _cancel(opt))
     except Exception as e:  # the back end failed: report, do not crash the caller
         return SolveResult(NAME, Termination.ERROR, message=f"HiGHS failed: {type(e).__name__}: {e}",
                            solve_s=time.perf_counter() - t)

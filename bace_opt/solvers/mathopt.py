@@ -17,7 +17,7 @@ import time
 
 import pyomo.environ as pyo
 
-from .base import SolveOptions, SolveResult, Termination
+from .base import SolveOptions, SolveResult, Termination, run_interruptible
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,7 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, backend: str = 
         params.threads = int(options.threads)   # MathOpt's HiGHS accepts only the default thread count
     if backend == "scip":
         params.gscip.real_params["numerics/feastol"] = 1e-9
+        params.gscip.bool_params["misc/catchctrlc"] = True
     else:   # the same tolerances as the native HiGHS adapter
         params.highs.double_options["mip_feasibility_tolerance"] = 1e-9
         params.highs.double_options["primal_feasibility_tolerance"] = 1e-9
@@ -102,11 +103,21 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, backend: str = 
             model_params = mathopt.ModelSolveParameters(solution_hints=[mathopt.SolutionHint(variable_values=hint)])
     t = time.perf_counter()
     try:
-        res = mathopt.solve(mo, stype, params=params, model_params=model_params)
+        # Ctrl-C: SCIP catches it itself (misc/catchctrlc, below: its interrupter breaks gSCIP's event handler
+        # in OR-Tools 9.15); HiGHS through MathOpt takes MathOpt's SolveInterrupter
+        stopper = None
+        if backend != "scip":
+            from ortools.util.python.solve_interrupter import SolveInterrupter
+            stopper = SolveInterrupter()
+        res = run_interruptible(
+            lambda: mathopt.solve(mo, stype, params=params, model_params=model_params, interrupter=stopper),
+            stopper.interrupt if stopper is not None else (lambda: None))
     except Exception as e:
         return SolveResult(name, Termination.ERROR, message="MathOpt solve failed: " + _error_text(e),
                            build_s=build_s, solve_s=time.perf_counter() - t)
     solve_s = time.perf_counter() - t
+    if getattr(res.termination, "limit", None) == mathopt.Limit.INTERRUPTED:
+        raise KeyboardInterrupt   # SCIP caught Ctrl-C itself (misc/catchctrlc) and stopped: abort, like the others
     R = mathopt.TerminationReason
     reason = res.termination.reason
     has_sol = res.has_primal_feasible_solution()

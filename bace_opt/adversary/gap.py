@@ -1,0 +1,185 @@
+"""A heuristic's P1 gap to the proven optimum, split into a selection gap and a placement gap.
+
+P1 (system-model.md, "P1 placement") is lexicographic: most jobs started, then least cost at t0 prices.  A
+heuristic's decision epoch (its policy's ``decide`` at t0 on the empty cluster, ``heuristic_epoch``) loses
+money in two places: *which* jobs it starts (BACE-Pipe starts the shortest first; the optimum picks the
+cheapest set of the same size) and *how* it places the jobs it starts.  With
+
+    H      the heuristic's P1 cost (``cost_at_t0_usd`` of its plans, priced by the evaluator),
+    C_S    the P1 optimum restricted to the heuristic's own set S of started jobs (P1 solved with ``jobs=S``:
+           it starts all of S, since the heuristic does, at least cost),
+    C*     the free P1 optimum (all waiting jobs),
+
+the gaps are (fractions; our reading, docs/decisions.md "Gap decomposition")
+
+    cost gap       H / C*   - 1
+    selection gap  C_S / C* - 1        (the cheapest placement of S against the free optimum)
+    placement gap  H / C_S  - 1        (the heuristic's placement of S against the cheapest one)
+
+so that 1 + cost gap = (1 + selection gap) (1 + placement gap), exactly.  All three are defined only where the
+heuristic starts as many jobs as the optimum (``same_admissions``); otherwise the heuristic lost admissions,
+a worse failure the lexicographic objective ranks first, and the cost gaps are None.
+
+A gap is *proven* only if each exact solve it uses is proven optimal (levels 1 and 2 of P1; level 3, run time,
+does not change the cost and is skipped).  Unproven solves keep their status and bound so a caller can
+record them as such; they never count as a gap.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping
+
+from ..instance import Instance
+from ..schedule import JobPlan, Schedule
+
+log = logging.getLogger(__name__)
+
+
+def heuristic_epoch(inst: Instance, policy: str, **options: Any) -> Schedule:
+    """One decision of ``policy`` at P1's decision time t0 (the latest arrival), every resource free; the jobs
+    it does not start are ``not_started``.  A priced Schedule; ``meta`` holds t0 and the decision's wall and
+    CPU time (``decision_s``, ``decision_cpu_s``; CPU time is less sensitive to the load of a shared machine)."""
+    from ..evaluate import make_schedule
+    from ..policies import get_policy
+    from ..policies.base import ClusterState
+    t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
+    pol = get_policy(policy, **options)
+    queue = [j for j in inst.jobs if j.arrival_s <= t0]
+    state = ClusterState.empty(inst, t0)
+    t, c = time.perf_counter(), time.process_time()
+    plans = list(pol.decide(t0, queue, state))
+    decision_s, decision_cpu_s = time.perf_counter() - t, time.process_time() - c
+    started = {p.name for p in plans}
+    plans += [JobPlan(j.name, "not_started") for j in inst.jobs if j.name not in started]
+    return make_schedule(inst, plans, method=f"p1-heur:{policy}",
+                         meta={"t0_s": t0, "decision_s": decision_s, "decision_cpu_s": decision_cpu_s})
+
+
+def p1_cost(inst: Instance, sched: Schedule, t0: float) -> float:
+    """P1's level-2 objective of a schedule's started jobs (electricity at t0 prices, plus egress where the
+    instance counts it), from the evaluator's run times."""
+    from ..exact.placement import cost_at_t0_usd
+    return cost_at_t0_usd(inst, [p.plan for p in sched.jobs if p.status == "done"], t0)
+
+
+@dataclass(frozen=True)
+class Solve:
+    """One exact P1 solve as the gap uses it."""
+    status: str                 # solver status ("optimal" = levels 1 and 2 proven)
+    jobs: int | None            # jobs started by the solution (None: no solution)
+    cost_usd: float | None      # P1 cost of the solution (evaluator's run times)
+    bound_usd: float | None     # proven lower bound on the level-2 cost
+    wall_s: float
+
+    @property
+    def proven(self) -> bool:
+        return self.status == "optimal"
+
+
+def solve_p1(inst: Instance, jobs=None, t0: float | None = None, time_limit_s: float = 30.0,
+             solver: str = "highs", warm_start=None) -> tuple[Solve, Schedule | None]:
+    """P1 levels 1-2 (optionally over the waiting jobs ``jobs`` only) with a time limit."""
+    from ..exact import solve
+    t = time.perf_counter()
+    kw: dict = {"levels": 2}
+    if jobs is not None:
+        kw["jobs"] = list(jobs)
+    if t0 is not None:
+        kw["t0"] = t0
+    sched = solve(inst, problem="placement", solver=solver, time_limit=time_limit_s, warm_start=warm_start, **kw)
+    info = sched.solver
+    t0_used = sched.meta.get("t0", t0)
+    has = info.objective is not None or info.status in ("optimal", "feasible")
+    n = sum(1 for p in sched.jobs if p.status == "done") if has else None
+    cost = p1_cost(inst, sched, t0_used) if has else None
+    return Solve(info.status, n, cost, info.bound, time.perf_counter() - t), (sched if has else None)
+
+
+@dataclass(frozen=True)
+class GapDecomposition:
+    """A heuristic's P1 gap and its split (see the module doc).  Gaps are fractions (0.1 = 10 %)."""
+    policy: str
+    t0_s: float
+    heuristic_jobs: int
+    heuristic_cost_usd: float
+    decision_s: float
+    optimum: Solve
+    own_set: Solve | None                 # None when the heuristic started nothing or it was not solved
+    same_admissions: bool | None          # None when the optimum's job count is not proven
+    admissions_lost: int | None
+    cost_gap: float | None
+    selection_gap: float | None
+    placement_gap: float | None
+
+    @property
+    def proven(self) -> bool:
+        """The cost gap is proven (the free optimum is); the split needs ``split_proven`` too."""
+        return self.optimum.proven and self.cost_gap is not None
+
+    @property
+    def split_proven(self) -> bool:
+        return self.proven and self.own_set is not None and self.own_set.proven
+
+    def to_row(self, prefix: str = "") -> dict:
+        """Flat dict (for CSV rows)."""
+        out = {"policy": self.policy, "t0_s": self.t0_s, "heuristic_jobs": self.heuristic_jobs,
+               "heuristic_cost_usd": self.heuristic_cost_usd, "decision_s": self.decision_s,
+               "same_admissions": self.same_admissions, "admissions_lost": self.admissions_lost,
+               "cost_gap": self.cost_gap, "selection_gap": self.selection_gap, "placement_gap": self.placement_gap,
+               "gap_proven": self.proven, "split_proven": self.split_proven}
+        for name, s in (("opt", self.optimum), ("own", self.own_set)):
+            for k, v in (asdict(s) if s is not None else dict.fromkeys(Solve.__dataclass_fields__)).items():
+                out[f"{name}_{k}"] = v
+        return {prefix + k: v for k, v in out.items()}
+
+
+def split_gap(heuristic_cost_usd: float, own_set_cost_usd: float | None,
+              optimum_cost_usd: float | None) -> tuple[float | None, float | None, float | None]:
+    """(cost gap, selection gap, placement gap) from the three costs (None where a cost is missing or the
+    denominator is not positive).  1 + cost = (1 + selection)(1 + placement)."""
+    def ratio(a, b):
+        if a is None or b is None or not b > 0:
+            return None
+        return a / b - 1.0
+    return (ratio(heuristic_cost_usd, optimum_cost_usd), ratio(own_set_cost_usd, optimum_cost_usd),
+            ratio(heuristic_cost_usd, own_set_cost_usd))
+
+
+def own_set_optimum(inst: Instance, heuristic: Schedule, t0: float, time_limit_s: float = 30.0,
+                    solver: str = "highs") -> Solve | None:
+    """P1 restricted to the jobs the heuristic started (warm-started from the heuristic's own plans, so the
+    solver starts from a feasible solution of the restricted problem)."""
+    started = [p for p in heuristic.jobs if p.status == "done"]
+    if not started:
+        return None
+    s, _ = solve_p1(inst, jobs=[p.name for p in started], t0=t0, time_limit_s=time_limit_s, solver=solver,
+                    warm_start=[p.plan for p in started])
+    return s
+
+
+def decompose(inst: Instance, policy: str, time_limit_s: float = 30.0, solver: str = "highs",
+              policy_options: Mapping[str, Any] | None = None, optimum: Solve | None = None,
+              heuristic: Schedule | None = None) -> GapDecomposition:
+    """The heuristic ``policy``'s P1 gap on ``inst`` and its selection/placement split, each exact solve with
+    ``time_limit_s``.  ``optimum`` (a free-P1 ``Solve`` already at hand) and ``heuristic`` (its epoch) skip
+    those computations."""
+    h = heuristic if heuristic is not None else heuristic_epoch(inst, policy, **dict(policy_options or {}))
+    t0 = float(h.meta.get("t0_s", max((j.arrival_s for j in inst.jobs), default=0.0)))
+    h_jobs = sum(1 for p in h.jobs if p.status == "done")
+    h_cost = p1_cost(inst, h, t0)
+    if optimum is None:
+        optimum, _ = solve_p1(inst, t0=t0, time_limit_s=time_limit_s, solver=solver)
+    same = lost = None
+    if optimum.proven and optimum.jobs is not None:
+        same = h_jobs == optimum.jobs
+        lost = optimum.jobs - h_jobs
+    own = own_set_optimum(inst, h, t0, time_limit_s, solver) if h_jobs else None
+    cost_gap = sel = place = None
+    if same:
+        cost_gap, sel, place = split_gap(h_cost, own.cost_usd if own and own.proven else None, optimum.cost_usd)
+        if h_jobs == 0:
+            cost_gap = sel = place = 0.0
+    return GapDecomposition(policy, t0, h_jobs, h_cost, float(h.meta.get("decision_s", float("nan"))), optimum,
+                            own, same, lost, cost_gap, sel, place)

@@ -1,0 +1,152 @@
+"""Every file bace_opt writes goes through here: one atomic writer, one output-path check.
+
+``atomic_write(path, data)`` writes a temporary file in the target's folder, flushes and fsyncs it, gives it
+mode 0644 (less the umask's other bits: ordinary shared files, as a plain ``open`` would make them) and
+renames it over the target with ``os.replace``.  A reader, a crash or a full disk sees either the old file or
+the new one, never a truncated mix; on any failure the temporary file is removed and the old file stays.
+``atomic_savefig`` does the same for a matplotlib figure.
+
+``check_output(path, suffixes=..., inputs=...)`` is called by every command *before* any work starts: the
+folder must exist and be a folder, the path must not be a folder, its suffix must be one the writer
+supports, and it must not name one of the command's input files (an input is never overwritten).  Each
+fault is one ``InputError`` line naming the option.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from .errors import InputError
+
+FILE_MODE = 0o644
+
+
+def _umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+def _tmp_in(path: Path) -> tuple[int, str]:
+    # keep the suffix, so that writers that pick a format by suffix (matplotlib) see the real one
+    return tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp" + path.suffix)
+
+
+def _finish(tmp: str, path: Path) -> None:
+    os.chmod(tmp, FILE_MODE & ~_umask())
+    os.replace(tmp, path)
+    try:  # make the rename itself durable
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+def atomic_write(path, data: str | bytes, encoding: str = "utf-8") -> Path:
+    """Write ``data`` (text or bytes) to ``path`` atomically; returns the path.
+
+    Raises ``InputError`` naming the path when it cannot be written (missing folder, no permission, disk
+    full); the previous content of ``path``, if any, is then untouched."""
+    path = Path(path)
+    raw = data.encode(encoding) if isinstance(data, str) else bytes(data)
+    try:
+        fd, tmp = _tmp_in(path)
+    except OSError as e:
+        raise InputError(f"cannot write {path}: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        _finish(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise InputError(f"cannot write {path}: {e.strerror or e}") from None
+        raise
+    return path
+
+
+def atomic_savefig(fig, path, **kwargs) -> Path:
+    """``fig.savefig`` to ``path`` atomically (the format comes from the suffix)."""
+    path = Path(path)
+    try:
+        fd, tmp = _tmp_in(path)
+    except OSError as e:
+        raise InputError(f"cannot write {path}: {e.strerror or e}") from None
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format=path.suffix.lstrip(".").lower() or None, **kwargs)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        _finish(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise InputError(f"cannot write {path}: {e.strerror or e}") from None
+        raise
+    return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output(path, *, option: str = "-o", suffixes: Iterable[str] | None = None,
+                 inputs: Iterable = ()) -> Path:
+    """Check that ``path`` can be written by a command, before the command does any work.
+
+    ``suffixes``: the accepted file suffixes (e.g. ``(".json",)``), case-insensitive; None accepts any.
+    ``inputs``: the command's input files; the output may not be one of them.  Raises ``InputError`` (one
+    line naming ``option``) on the first fault; returns the path."""
+    if path is None:
+        raise InputError(f"{option}: an output path is required")
+    text = str(path)
+    if not text.strip():
+        raise InputError(f"{option}: empty output path")
+    if "\x00" in text:
+        raise InputError(f"{option}: the path contains a NUL character")
+    p = Path(text)
+    if text.endswith(("/", os.sep)) or p.is_dir():
+        raise InputError(f"{option} {text}: is a folder; give a file name")
+    if suffixes is not None:
+        suffixes = tuple(s.lower() for s in suffixes)
+        if p.suffix.lower() not in suffixes:
+            raise InputError(f"{option} {text}: unsupported file type {p.suffix or '(none)'!r}; "
+                             f"use {' or '.join(suffixes)}")
+    parent = p.parent
+    # walk up to the first component that exists: it must be a folder, and the folder itself must exist
+    probe = parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise InputError(f"{option} {text}: {probe} is a file, not a folder")
+    if not parent.is_dir():
+        raise InputError(f"{option} {text}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {text}: folder {parent} is not writable")
+    if p.exists() and not os.access(p, os.W_OK) and not os.access(parent, os.W_OK):
+        raise InputError(f"{option} {text}: file is not writable")
+    for inp in inputs:
+        if inp is None:
+            continue
+        q = Path(str(inp))
+        if _same_file(p, q) or (not p.exists() and p.resolve() == q.resolve()):
+            raise InputError(f"{option} {text}: is an input of this command; it would be overwritten "
+                             f"(write elsewhere)")
+    return p
+

@@ -1,0 +1,334 @@
+"""Price-pack: price-aware chain enumeration, long jobs packed first into cheap GPUs, local search over the
+packing order.  A heuristic for P1's objective (most jobs started, then least cost) with BACE-Pipe's
+interface and online use (``decide(now, queue, state)``, ``place(job, state)``).
+
+Why (benchmarks/README.md, "Where BACE-Pipe fails"): BACE-Pipe's gap to the proven P1 optimum is almost all
+*placement* (its selection gap is ~0): its shortest-first order hands the cheapest GPUs to the shortest jobs,
+while a stage's cost is price x run time, so the cheap GPUs are worth most to the *longest* jobs; and its chain
+grows toward bandwidth, not price.  Three parts, each an option (the ablation switches one off):
+
+``chains="enum"`` (off: ``"bace"``, BACE-Pipe's own pathfinder + cost-min allocator)
+    The cheapest placement of one job on the residual resources, searched over region sets.  For a fixed set
+    of regions the run time R = N ((m + S - 1) tau + 2 sum_i L_i / 1000) does not depend on the stage split
+    (each hop reserves b_j, so c_i = tau), so the cost sum_r n_r rho_r R (rho_r: USD per stage-second at the
+    price at ``now``) is least with one stage per region and the rest cheapest-first (exact for the set).
+    Sets of up to ``max_regions`` hosting regions with room for S_j stages are taken in ascending order of
+    the zero-latency lower bound sum_r n_r rho_r N (m + S - 1) tau; for each, every chain order (up to
+    reversal) whose hops carry b_j (a direct link, or with ``via="routes"`` the lowest-latency of
+    ``k_routes`` routes with room) is tried, the one with least latency kept; the search stops when the
+    next lower bound is no better than the best cost found (so it is exact over sets of <= max_regions
+    regions).  Egress is added where the instance's objective counts it.
+``order="cost"`` (off: ``"priority"``, BACE-Pipe's priority order)
+    Jobs are packed in descending order of their cost weight N (m + S - 1) t_j g_j (the price-free run cost
+    of one stage): the jobs that pay most per GPU-second get the cheapest GPUs first.
+``search=True`` (off: ``False``)
+    Local search over the packing order: an order is evaluated by packing its jobs one by one (a job that
+    does not fit is skipped), scored lexicographically (jobs started, then cost); starting orders are the
+    cost order, BACE-Pipe's priority order, BACE-Pipe's own started set first (cost order inside),
+    smallest-and-cheapest first (most jobs, cheapest set: ascending GPUs, then cost weight), and that order's
+    started set re-packed in cost order (select, then pack); then first-improvement over pair swaps and
+    moves-to-front, at most ``max_evals`` packings (a deterministic budget, not a clock; the starting orders
+    count).  Prefixes are cached, so a move re-packs only the jobs after it.
+
+Whatever it finds, the decision never starts fewer jobs than BACE-Pipe's on the same state: BACE-Pipe's own
+decision is a candidate and wins when the search starts fewer.  Costs compared here are estimates at the
+prices of ``now`` (P1's reading); every figure reported is priced by the evaluator.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Sequence
+
+from .. import formulas as F
+from ..instance import Instance, Job
+from ..schedule import Block, Hop, JobPlan
+from .base import BW_TOL, ClusterState, Residual
+from .bace_pipe import BacePipe, OrderedPolicy, _hosts, _route_latency_ms, plan_cost, resolve_via
+
+CHAINS = ("enum", "bace")
+ORDERS = ("cost", "priority")
+
+
+class PricePack(OrderedPolicy):
+    """See the module doc for every option."""
+
+    def __init__(self, name: str = "price-pack", chains: str = "enum", order: str = "cost", search: bool = True,
+                 max_regions: int = 4, max_evals: int = 20, via: str = "auto", k_routes: int = 4, seed: int = 0):
+        """``seed`` is accepted for the simulator's uniform call and unused: every choice is deterministic."""
+        if chains not in CHAINS:
+            raise ValueError(f"chains must be one of {CHAINS}, got {chains!r}")
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+        if not (isinstance(max_regions, int) and max_regions >= 1):
+            raise ValueError(f"max_regions must be an integer >= 1, got {max_regions!r}")
+        if not (isinstance(max_evals, int) and max_evals >= 0):
+            raise ValueError(f"max_evals must be an integer >= 0, got {max_evals!r}")
+        super().__init__(name, order="priority", hol="skip")
+        self.options = {"chains": chains, "order": order, "search": bool(search), "max_regions": max_regions,
+                        "max_evals": max_evals, "via": via, "k_routes": k_routes}
+        self.chains, self.pack_order, self.search = chains, order, bool(search)
+        self.max_regions, self.max_evals, self.via, self.k_routes = max_regions, max_evals, via, k_routes
+        self._bace = BacePipe(via=via, k_routes=k_routes)
+
+    # ------------------------------------------------------------------ one job
+    def place(self, job: Job, state: ClusterState, rates: dict[str, float] | None = None) -> JobPlan | None:
+        if self.chains == "bace":
+            return self._bace.place(job, state)
+        return cheapest_placement(job, state, self.max_regions, self.via, self.k_routes, rates)
+
+    # ------------------------------------------------------------------ one decision
+    def decide(self, now: float, queue: Sequence[Job], state: ClusterState) -> list[JobPlan]:
+        if not queue:
+            return []
+        inst = state.inst
+        base = self._bace.decide(now, queue, state)
+        packer = _Packer(self, state, queue)
+        starts = [self.initial_order(queue, state)]
+        if self.search:
+            starts += [self._bace.ordered(queue, state), _set_first(queue, {p.name for p in base}, state)]
+        if self.search:
+            # select, then pack: the set the smallest-and-cheapest-first packing starts, re-packed long jobs
+            # first (the selection of the most jobs at least cost, then the cheap GPUs to the long jobs)
+            small = sorted(queue, key=lambda j: (j.stages * j.gpus_per_stage, cost_weight(j), inst.job_index[j.name]))
+            chosen = {p.name for p in packer.plans(tuple(j.name for j in small))}
+            starts += [small, _set_first(queue, chosen, state)]
+        best = None
+        for order in starts:
+            names = tuple(j.name for j in order)
+            sc = packer.score(names)
+            if best is None or _better(sc, best[0]):
+                best = (sc, names)
+        if self.search:
+            best = packer.improve(best)
+        (neg_n, cost), names = best
+        plans = packer.plans(names)
+        base_cost = sum(plan_cost(inst, inst.job(p.name), p)[0] for p in base)
+        if _better((-len(base), base_cost), (-len(plans), cost)):
+            return list(base)          # never fewer jobs (nor a dearer decision) than BACE-Pipe's
+        return plans
+
+    def initial_order(self, queue: Sequence[Job], state: ClusterState) -> list[Job]:
+        if self.pack_order == "priority":
+            return self._bace.ordered(queue, state)
+        idx = state.inst.job_index
+        return sorted(queue, key=lambda j: (-cost_weight(j), idx[j.name]))
+
+
+def cost_weight(job: Job) -> float:
+    """N (m + S - 1) t_j g_j: seconds of one stage's GPUs over the run on the reference GPU (price-free)."""
+    return job.iterations * (job.microbatches + job.stages - 1) * job.stage_time_s * job.gpus_per_stage
+
+
+def _set_first(queue, names, state):
+    idx = state.inst.job_index
+    return sorted(queue, key=lambda j: (j.name not in names, -cost_weight(j), idx[j.name]))
+
+
+class _Packer:
+    """Packs orders of jobs on copies of one state; caches every prefix's residual, plans and cost."""
+
+    def __init__(self, pol: PricePack, state: ClusterState, queue: Sequence[Job]):
+        self.pol, self.state = pol, state
+        self.jobs = {j.name: j for j in queue}
+        self.cache: dict[tuple, tuple] = {(): (state.copy(), (), 0.0)}
+        self.rates = {j.name: stage_rates(j, state) for j in queue}
+        self.first: dict[str, JobPlan | None] = {}
+        self.evals = 0
+
+    def _prefix(self, names: tuple) -> tuple[Residual, tuple, float]:
+        hit = self.cache.get(names)
+        if hit is not None:
+            return hit
+        res, plans, cost = self._prefix(names[:-1])
+        job = self.jobs[names[-1]]
+        plan = self._place(job, res)
+        if plan is not None:
+            res = res.copy()
+            res.commit(job, plan)
+            plans = plans + (plan,)
+            cost = cost + plan_cost(self.state.inst, job, plan)[0]
+        out = (res, plans, cost)
+        self.cache[names] = out
+        return out
+
+    def _place(self, job: Job, res: Residual) -> JobPlan | None:
+        """The job's placement on ``res``.  Every residual here has at most the decision state's free GPUs
+        and bandwidth, and a plan's cost does not depend on the state, so the job's best plan on the decision
+        state is still best on ``res`` whenever it fits there (and a job with no plan there has none here):
+        only when it does not fit is the search run again."""
+        first = self.first.get(job.name, False)
+        if first is False:
+            first = self.first[job.name] = self.pol.place(job, self.state, self.rates[job.name])
+        if first is None:
+            return None
+        if res.fits(job, first) is None:
+            return first
+        return self.pol.place(job, res, self.rates[job.name])
+
+    def score(self, names: tuple) -> tuple[int, float]:
+        self.evals += 1
+        _, plans, cost = self._prefix(names)
+        return (-len(plans), cost)
+
+    def plans(self, names: tuple) -> list[JobPlan]:
+        return list(self._prefix(names)[1])
+
+    def improve(self, best):
+        """First-improvement over pair swaps and moves-to-front, within ``max_evals`` packings."""
+        sc, names = best
+        n = len(names)
+        improved = True
+        while improved and self.evals < self.pol.max_evals:
+            improved = False
+            for i, k in itertools.combinations(range(n), 2):
+                if self.evals >= self.pol.max_evals:
+                    break
+                for cand in (_swap(names, i, k), names[:i] + (names[k],) + names[i:k] + names[k + 1:]):
+                    c = self.score(cand)
+                    if _better(c, sc):
+                        sc, names, improved = c, cand, True
+                        break
+                if improved:
+                    break
+        return sc, names
+
+
+def _better(a: tuple[int, float], b: tuple[int, float]) -> bool:
+    """(-jobs, cost) ``a`` strictly better than ``b`` (cost beyond a relative 1e-12)."""
+    return a[0] < b[0] or (a[0] == b[0] and a[1] < b[1] - 1e-12 * max(1.0, abs(b[1])))
+
+
+def _swap(t: tuple, i: int, k: int) -> tuple:
+    lst = list(t)
+    lst[i], lst[k] = lst[k], lst[i]
+    return tuple(lst)
+
+
+# ---------------------------------------------------------------------- cheapest placement of one job
+
+def cheapest_placement(job: Job, state: ClusterState, max_regions: int = 4, via: str = "auto",
+                       k_routes: int = 4, rates: dict[str, float] | None = None) -> JobPlan | None:
+    """The least-cost placement of ``job`` on ``state`` over chains of <= ``max_regions`` regions whose hops
+    carry b_j (see the module doc; prices at ``state.now``).  None if there is none.  ``rates``: the job's
+    ``stage_rates`` at ``state.now`` when the caller has them."""
+    inst = state.inst
+    via = resolve_via(inst, via)
+    hosts = _hosts(job, state)
+    S = job.stages
+    if sum(hosts.values()) < S:
+        return None
+    rate = rates if rates is not None else stage_rates(job, state)
+    speed = inst.speed
+    N, span = job.iterations, job.microbatches + job.stages - 1
+    names = sorted(hosts, key=lambda r: (rate[r], r))
+    caps = [min(hosts[r], S) for r in names]
+    rts = [rate[r] for r in names]
+    taus = [job.stage_time_s / speed[r] for r in names]
+    scale = N * span
+    tau_lo = min(taus)
+    kmax = min(max_regions, S, len(names))
+    egress = inst.objective.egress
+    best = None          # ((cost, run, k, regions), order, routes, alloc, b)
+
+    def bound() -> float:
+        return best[0][0] - 1e-12 * max(1.0, best[0][0]) if best is not None else math.inf
+
+    def evaluate(sub: tuple[int, ...]):
+        nonlocal best
+        k = len(sub)
+        left = S - k
+        per_s = 0.0
+        n = []
+        for i in sub:                                  # one stage each, the rest cheapest-first
+            add = caps[i] - 1 if caps[i] - 1 < left else left
+            left -= add
+            n.append(1 + add)
+            per_s += (1 + add) * rts[i]
+        tau = max(taus[i] for i in sub)
+        if per_s * scale * tau >= bound():
+            return
+        regs = tuple(names[i] for i in sub)
+        b = F.demand_gbps(job, tau)
+        chain = _best_order(inst, state, regs, b, via, k_routes)
+        if chain is None:
+            return
+        order, routes, lat = chain
+        run = N * (span * tau + 2.0 * lat / 1000.0)
+        cost = per_s * run
+        if egress:
+            cost += F.egress_usd(job, [inst.route(r).egress_usd_per_gb for r in routes])
+        key = (cost, run, k, regs)
+        if best is None or key < best[0]:
+            best = (key, order, routes, dict(zip(regs, n)), b)
+
+    def grow(chosen: tuple[int, ...], filled: int, fill_cost: float):
+        """Extend ``chosen`` (indexes in ascending rate) by more expensive regions.  Bound for ``chosen + (i,)``
+        and every extension: the cheapest-first fill of S stages over chosen's and i's capacity, the rest at
+        rate i (every later region is dearer), at the fastest stage time; it grows with i, so the first i
+        whose bound reaches the best cost ends the loop."""
+        for i in range(chosen[-1] + 1 if chosen else 0, len(names)):
+            take = min(caps[i], S - filled)
+            lb = (fill_cost + take * rts[i] + (S - filled - take) * rts[i]) * scale * tau_lo
+            if lb >= bound():
+                break
+            sub = chosen + (i,)
+            if filled + take >= S:
+                evaluate(sub)
+            if len(sub) < kmax:
+                grow(sub, filled + take, fill_cost + take * rts[i])
+
+    grow((), 0, 0.0)
+    if best is None:
+        return None
+    _, order, routes, alloc, b = best
+    return JobPlan(job.name, "done", float(state.now), tuple(Block(r, alloc[r]) for r in order),
+                   tuple(Hop(rt, b) for rt in routes))
+
+
+def stage_rates(job: Job, state: ClusterState) -> dict[str, float]:
+    """USD per second of run time of one stage of ``job`` in each region, at the prices at ``state.now``."""
+    inst = state.inst
+    return {reg.name: job.gpus_per_stage * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0
+            * state.price(reg.name) / 3600.0 for reg in inst.regions}
+
+
+def _best_order(inst, state, sub, b, via, k_routes):
+    """The least-latency order of the regions ``sub`` whose hops carry ``b`` (up to reversal): (order,
+    routes, latency_ms), or None.  Egress, where counted, is added to the cost of the order found."""
+    if len(sub) == 1:
+        return (sub, (), 0.0)
+    li = inst.link_index
+    best = None
+    for perm in itertools.permutations(sub):
+        if perm[0] > perm[-1]:
+            continue                       # a chain and its reverse cost the same
+        used: dict[int, float] = {}
+        routes, lat, ok = [], 0.0, True
+        for u, v in zip(perm, perm[1:]):
+            if via == "links":
+                kk = li.get((u, v))
+                if kk is None or state.free_gbps(kk) < b * (1 - BW_TOL):
+                    ok = False
+                    break
+                routes.append((u, v))
+                lat += _route_latency_ms(inst, (u, v))
+            else:
+                found = None
+                for rt in inst.routes(u, v, k_routes):
+                    if min(state.free_gbps(e) - used.get(e, 0.0) for e in rt.links) >= b * (1 - BW_TOL):
+                        found = rt
+                        break
+                if found is None:
+                    ok = False
+                    break
+                for e in found.links:
+                    used[e] = used.get(e, 0.0) + b
+                routes.append(found.regions)
+                lat += found.latency_ms
+            if best is not None and lat >= best[2]:
+                ok = False
+                break
+        if ok and (best is None or lat < best[2]):
+            best = (perm, tuple(routes), lat)
+    return best

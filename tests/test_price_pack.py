@@ -1,0 +1,99 @@
+"""price-pack: hand-built cases of each part, and properties on random instances (evaluator-feasible, never
+fewer jobs than BACE-Pipe, never below the proven P1 optimum, its one-job placement never dearer than the
+exact one-job optimum allows)."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import bace_opt as bo
+from bace_opt.adversary import heuristic_epoch, solve_p1
+from bace_opt.adversary.gap import p1_cost
+from bace_opt.builders.synthetic import random_instance
+from bace_opt.evaluate import evaluate
+from bace_opt.instance import GpuType, Instance, Job, Link, Region
+from bace_opt.policies import ClusterState, make_policy
+from bace_opt.policies.price_pack import PricePack, cheapest_placement
+
+A = {"A": GpuType("A", 100.0, 48.0, 300.0)}
+
+
+def inst_of(regions, links, jobs):
+    return Instance("t", A, "A", [Region(n, "A", g, p) for n, g, p in regions],
+                    [Link(a, b, bw, lat) for a, b, bw, lat in links], jobs).validated()
+
+
+def test_long_job_gets_the_cheap_region():
+    inst = inst_of([("c", 2, 0.1), ("d", 2, 0.3)], [("c", "d", 50.0, 10.0)],
+                   [Job("short", 0.0, 2, 4, 2, 0.5, 10.0, 1), Job("long", 0.0, 2, 4, 40, 0.5, 10.0, 1)])
+    plans = {p.name: p for p in make_policy("price-pack").decide(0.0, inst.jobs, ClusterState.empty(inst))}
+    assert [b.region for b in plans["long"].blocks] == ["c"] and [b.region for b in plans["short"].blocks] == ["d"]
+    # BACE-Pipe (shortest first) does the opposite; the ablation without the cost order keeps its order
+    bp = {p.name: p for p in make_policy("bace-pipe").decide(0.0, inst.jobs, ClusterState.empty(inst))}
+    assert [b.region for b in bp["short"].blocks] == ["c"]
+
+
+def test_chain_enumeration_prefers_two_cheap_regions_over_bandwidth():
+    """3 stages; cheap a (2 GPUs) + cheap b (1 GPU) over a thin but sufficient link, or the dear c (3 GPUs)
+    alone: the pair is cheaper despite the hop's latency; a thin link below b_j forbids it."""
+    j = Job("j", 0.0, 3, 4, 10, 0.5, 10.0, 1)       # b_j = 8 * 10 / 1000 / 0.5 = 0.16 Gbit/s
+    regions = [("a", 2, 0.1), ("b", 1, 0.1), ("c", 3, 0.4)]
+    ok = inst_of(regions, [("a", "b", 0.2, 5.0), ("a", "c", 100.0, 5.0), ("b", "c", 100.0, 5.0)], [j])
+    p = cheapest_placement(j, ClusterState.empty(ok))
+    assert sorted(b.region for b in p.blocks) == ["a", "b"] and p.hops[0].reserved_gbps == pytest.approx(0.16)
+    thin = inst_of(regions, [("a", "b", 0.1, 5.0), ("a", "c", 100.0, 5.0), ("b", "c", 100.0, 5.0)], [j])
+    p = cheapest_placement(j, ClusterState.empty(thin))
+    assert all(h.reserved_gbps <= 0.1 or tuple(sorted(h.route)) != ("a", "b") for h in p.hops)
+    assert evaluate(thin, bo.make_schedule(thin, [p], method="t")).feasible
+
+
+def test_bad_options_are_named():
+    with pytest.raises(Exception, match="chains"):
+        make_policy("price-pack", chains="nope")
+    with pytest.raises(Exception, match="max_evals"):
+        make_policy("price-pack", max_evals=-1)
+
+
+def test_online_use_in_the_simulator():
+    inst = random_instance(seed=2, n_regions=3, n_jobs=6, max_gpus_per_region=4, max_stages=3, max_arrival_s=600.0)
+    for mode in ("queue", "blocking"):
+        s = bo.simulate(inst, policy="price-pack", mode=mode)
+        assert evaluate(inst, s).feasible
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n_regions=st.integers(2, 4), n_jobs=st.integers(1, 4))
+def test_never_fewer_jobs_than_bace_pipe_and_never_below_the_proven_optimum(seed, n_regions, n_jobs):
+    inst = random_instance(seed=seed, n_regions=n_regions, n_jobs=n_jobs, max_gpus_per_region=6, max_stages=4)
+    pp, bp = heuristic_epoch(inst, "price-pack"), heuristic_epoch(inst, "bace-pipe")
+    assert evaluate(inst, pp).feasible
+    n_pp = sum(j.status == "done" for j in pp.jobs)
+    n_bp = sum(j.status == "done" for j in bp.jobs)
+    assert n_pp >= n_bp
+    if n_pp == n_bp:
+        assert p1_cost(inst, pp, 0.0) <= p1_cost(inst, bp, 0.0) * (1 + 1e-9)
+    opt, _ = solve_p1(inst, time_limit_s=30)
+    if opt.proven:
+        assert n_pp <= opt.jobs
+        if n_pp == opt.jobs:
+            assert p1_cost(inst, pp, 0.0) >= opt.cost_usd * (1 - 1e-6)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n_regions=st.integers(2, 4))
+def test_one_job_placement_matches_the_exact_optimum_on_metric_latencies(seed, n_regions):
+    """With one job and latencies that obey the triangle inequality (so no multi-link route beats a direct
+    link), the enumeration over every chain is exact: its cost equals the proven P1 optimum."""
+    base = random_instance(seed=seed, n_regions=n_regions, n_jobs=1, max_gpus_per_region=4, max_stages=4)
+    d = base.to_dict()
+    for l in d["links"]:
+        l["latency_ms"] = 10.0                       # equal latencies: metric
+    inst = Instance.from_dict(d)
+    plan = PricePack(max_regions=n_regions).place(inst.jobs[0], ClusterState.empty(inst))
+    opt, _ = solve_p1(inst, time_limit_s=30)
+    assert opt.proven
+    if plan is None:
+        assert opt.jobs == 0
+    else:
+        s = bo.make_schedule(inst, [plan], method="t")
+        assert p1_cost(inst, s, 0.0) == pytest.approx(opt.cost_usd, rel=1e-6)
