@@ -27,13 +27,14 @@ through MathOpt), ``build_level_model``, ``lp_relaxation_bound``, ``write_level_
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from typing import Mapping
 
 import pyomo.environ as pyo
 
 from ..instance import Instance
-from ..solvers.base import SolveOptions, SolveResult, Termination
+from ..solvers.base import SolveOptions, SolveResult, Termination, relative_gap
 from .placement_data import (JobData, PlacementData, count_upper_bound, has_negative_prices, identical_pairs,
                              job_arcs)
 from .placement_levels import LEVEL_TOL, level_record, remaining_s
@@ -436,6 +437,10 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
                 return None, lv, build_s
             break   # keep the previous level's solution
         sol = ws if pyo_count is not None else fm.solution_from_pyomo(m)
+        if pyo_count is None and fm is not sys.modules[__name__] and res.termination != Termination.OPTIMAL:
+            # an unproven walk incumbent may carry arcs the decoder drops (loops, closed walks): report the
+            # decoded placement's own value, which is what the schedule will cost (never worse than the incumbent)
+            _report_decoded(m, fm, sol, level, rec, objs[level])
         warm = registry_warm(solver)
         if level == 1:
             z1 = int(round(-res.objective))
@@ -444,6 +449,18 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
             z2 = max(pyo.value(m.obj_cost.expr), res.objective)
             m.con_level2 = pyo.Constraint(expr=m.obj_cost.expr <= z2 + LEVEL_TOL * max(abs(z2), 1e-9))
     return sol, lv, build_s
+
+
+def _report_decoded(m, fm, sol, level: int, rec: dict, obj) -> None:
+    """Load the decoded ``sol`` into ``m`` and put its objective value in the level record ``rec``."""
+    if fm.load_solution_into_pyomo(m, sol) is False:
+        return
+    val = pyo.value(obj.expr)
+    if level == 1:
+        val = -val
+    if rec["objective"] is None or (val < rec["objective"] if level > 1 else val >= rec["objective"]):
+        rec["objective"] = val
+        rec["gap"] = relative_gap(val, rec["bound"])
 
 
 def registry_warm(solver: str) -> bool:
