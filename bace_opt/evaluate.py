@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import formulas as F
+from ._format import short, unit_of
 from .errors import InputError
 from .instance import Instance
 from .schedule import Block, Hop, JobEntry, JobPlan, Schedule, SolverInfo
@@ -450,13 +451,13 @@ def format_metrics(metrics: Mapping[str, Any], links: bool = True, keys: Sequenc
         if isinstance(v, Mapping):
             continue
         note = _NOTES.get(k)
-        lines.append(f"{k}: {_fmt(v)}" + (f"   # {note}" if note else ""))
+        lines.append(f"{k}: {short(v, unit_of(k))}" + (f"   # {note}" if note else ""))
     per = metrics.get("link_utilisation") or {}
     if links and per:
         lines.append("link utilisation (reserved/capacity, both directions; peak, time-weighted mean):")
         ranked = sorted(per.items(), key=lambda kv: -kv[1]["peak"])
         for name, d in ranked[:MAX_LINK_LINES]:
-            lines.append(f"  {name}: peak {_fmt(d['peak'])}, mean {_fmt(d['mean'])}")
+            lines.append(f"  {name}: peak {short(d['peak'])}, mean {short(d['mean'])}")
         if len(ranked) > MAX_LINK_LINES:
             lines.append(f"  ... and {len(ranked) - MAX_LINK_LINES} more (--json lists every link)")
     return lines

@@ -167,6 +167,14 @@ class Schedule:
             })
         return pd.DataFrame(rows).set_index("job") if rows else pd.DataFrame()
 
+    # ------------------------------------------------------------------ pictures
+    def plot(self, inst, kind: str = "both", at: float | None = None):
+        """Draw this schedule on ``inst``: placement map and/or timeline (``bace_opt.plot``; needs
+        matplotlib).  ``kind``: 'both', 'placement' or 'timeline'; returns a matplotlib Figure, shown inline
+        in Jupyter; ``bace_opt.plot.save_figure(fig, 'F.png')`` writes it."""
+        from .plot import plot_schedule
+        return plot_schedule(inst, self, kind=kind, at=at)
+
 
 def load_schedule(path) -> Schedule:
     return _parse(C.read_json(path, "schedule file"), str(path))

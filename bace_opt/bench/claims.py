@@ -257,6 +257,13 @@ def mechanism_table(m: pd.DataFrame) -> pd.DataFrame:
         for _, r in grp.iterrows():
             base = r["claim"].removeprefix("jct-vs-")
             row[base] = cell(r["peak_link_util_b"], r["stall_h_b"], r["unfinished_b"])
+        abl = m[(m["claim"] == "ablation-pathfinder-jct") & (m["regime"] == label)]
+        if len(abl):
+            a = abl.iloc[0]
+            row["no-pathfinder"] = cell(a["peak_link_util_a"], a["stall_h_a"], a["unfinished_a"])
+        lcf = grp[grp["claim"] == "jct-vs-lcf"]
+        if len(lcf):
+            row["lcf_price_usd_per_kwh"] = lcf.iloc[0]["price_b"]
         row["bace_jct_vs_closest_pct"] = _best(grp)
         rows.append(row)
     return pd.DataFrame(rows).sort_values("regime")

@@ -332,7 +332,7 @@ def paper_comparisons(df: pd.DataFrame, pairs) -> pd.DataFrame:
             ok = all(c.comparable for c in cmps)
 
             def mean(attr):
-                vals = [getattr(c, attr) for c in cmps]
+                vals = [v for v in (getattr(c, attr) for c in cmps) if not math.isnan(v)]
                 return math.fsum(vals) / len(vals) if vals else float("nan")
             bad = [c for c in cmps if not c.comparable]
             rows.append({"variant": variant, "policy": a, "vs": b, "seeds": len(cmps),
@@ -387,7 +387,9 @@ def regimes_report(df: pd.DataFrame, plots_dir=None) -> str:
     out.append("### Mechanism figures per regime (mean over seeds)\n\n"
                "Per policy: peak link use (largest reserved/capacity of any link) / hours that "
                "communication-bound hops added to run times (stall) / jobs never started. "
-               "bace_price_usd_per_kwh: BACE-Pipe's energy-weighted electricity price; bace_jct_vs_closest_pct: "
+               "no-pathfinder: BACE-Pipe without its pathfinder (reserves what is left, may stall). "
+               "bace_price_usd_per_kwh, lcf_price_usd_per_kwh: energy-weighted electricity price of BACE-Pipe and "
+               "of LCF (with identical GPUs, active-GPU electricity differs only through it); bace_jct_vs_closest_pct: "
                "BACE-Pipe's JCT change against the baseline closest to it among those that finished the same "
                "jobs.\n\n" + _md(mech.set_index("regime"), ".3g"))
     if plots_dir:

@@ -489,6 +489,10 @@ def _wan_instance(d: Path, topology_gml, sites: dict, *, seed, jobs, gspec, pric
         "price_rule": f"hourly wholesale USD/MWh / 1000 + {adder:g} USD/kWh retail adder, clipped at >= 0; "
                       f"t = 0 is {price_day} 00:00 UTC; {hours} hours",
         "sites": {lab: {"zone": site_zone[lab], "gpus": site_gpus[lab]} for lab in site_zone},
+        # the GML nodes' (latitude, longitude), for pictures (bace_opt.plot); absent for link lists
+        **({"coordinates": {labels[n]: [round(c[0], 4), round(c[1], 4)] for n, c in sorted(coords.items(),
+                                                                              key=lambda kv: labels[kv[0]])}}
+           if coords else {}),
         "job_profiles": notes,
     }
     return _finish(nm, meta, gspec, region_dicts, links, job_dicts, False)

@@ -1,8 +1,16 @@
-"""Entry point of ``bace-opt``.
+"""Entry point of ``bace-opt`` (also ``python -m bace_opt``).
 
 Each command lives in its own module ``bace_opt.cli.<name>`` exposing ``add_parser(subparsers)`` (which sets
 ``func``).  Errors that bace_opt raises on purpose (``BaceOptError``) become one clear message on stderr and
 exit code 2; no traceback reaches the user.  ``BACE_OPT_DEBUG=1`` shows tracebacks for debugging.
+
+Conventions shared by every command (added here, once, to every sub-command's parser by ``add_common``):
+
+- ``-v`` logs the toolkit's progress to stderr (``bace_opt.*`` loggers at INFO), ``-vv`` adds the solvers' own
+  logs (and Dask's), ``-q`` shows errors only.  Accepted before or after the command name; counts add up.
+- A closed reader on stdout (``bace-opt ... | head -3``) ends the process at once, as for any Unix tool:
+  SIGPIPE keeps its default action, so not even a running solver keeps the pipeline waiting.
+- ``--version`` names the toolkit and the solver packages it finds.
 """
 from __future__ import annotations
 
@@ -10,18 +18,60 @@ import argparse
 import importlib
 import logging
 import os
+import signal
 import sys
 
 from ..errors import BaceOptError
 
-COMMANDS = ["validate", "generate", "evaluate", "solve", "simulate", "pipeline", "bench", "optical",
-            "adversary"]
+COMMANDS = ["validate", "generate", "evaluate", "solve", "simulate", "pipeline", "bench", "optical", "adversary",
+            "plot"]
+
+
+def version_text() -> str:
+    """``bace-opt X.Y.Z`` plus Python and the versions of the solver packages installed (no solver import)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .. import __version__
+    parts = [f"python {sys.version.split()[0]}"]
+    for pkg in ("highspy", "ortools", "pyomo"):
+        try:
+            parts.append(f"{pkg} {version(pkg)}")
+        except PackageNotFoundError:
+            parts.append(f"{pkg} missing")
+    return f"bace-opt {__version__} ({', '.join(parts)})"
+
+
+class _Version(argparse.Action):
+    """``--version``: one unwrapped line on stdout (argparse's own action wraps it to the terminal's width)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
+def add_common(p: argparse.ArgumentParser) -> None:
+    """-v/-q on a sub-command's parser (and on the parsers of its own sub-commands, e.g. generate's families)."""
+    if not any("--quiet" in a.option_strings for a in p._actions):
+        g = p.add_argument_group("output")
+        g.add_argument("-v", "--verbose", dest="_verbose_sub", action="count", default=0,
+                       help="-v: the toolkit's progress on stderr; -vv: also the solvers' logs")
+        g.add_argument("-q", "--quiet", dest="_quiet_sub", action="store_true", help="no warnings or progress on stderr")
+    for a in p._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for child in a.choices.values():
+                add_common(child)
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="bace-opt", description="Schedule LLM training jobs across geo-distributed "
                                  "cloud regions: instances, exact models, heuristics, simulator, evaluator.")
-    ap.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    ap.add_argument("--version", action=_Version, help="print the version of bace-opt and its solvers, and exit")
+    ap.add_argument("-v", "--verbose", dest="_verbose_top", action="count", default=0,
+                    help="-v: the toolkit's progress on stderr; -vv: also the solvers' logs")
+    ap.add_argument("-q", "--quiet", dest="_quiet_top", action="store_true", help="no warnings or progress on stderr")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
@@ -31,8 +81,45 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # command not built in this version
             raise
         mod.add_parser(sub)
+    for p in sub.choices.values():
+        add_common(p)
     return ap
 
+
+def verbosity(args) -> int:
+    """-1 quiet, 0 default, 1 progress, 2 solver logs (from -v/-q before and after the command name)."""
+    if getattr(args, "_quiet_top", False) or getattr(args, "_quiet_sub", False):
+        return -1
+    return min(2, getattr(args, "_verbose_top", 0) + getattr(args, "_verbose_sub", 0))
+
+
+def configure_logging(level: int) -> None:
+    """Log levels for a verbosity (see ``verbosity``): the root logger at WARNING (ERROR with -q, INFO with
+    -vv, which lets the solvers' and Dask's INFO logs through), ``bace_opt.*`` at INFO from -v on.
+
+    Dask configures its own loggers from its config when ``distributed`` is imported (in this process and in
+    every worker it spawns), so below -vv the environment variable that config reads is set before any import.
+    A root logger that already has handlers (an embedding program, pytest) keeps them.
+    """
+    root = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.WARNING, 2: logging.INFO}[level]
+    logging.basicConfig(level=root, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.getLogger().setLevel(root)
+    logging.getLogger("bace_opt").setLevel(logging.INFO if level == 1 else logging.NOTSET)
+    if level < 2:
+        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
+        if "distributed" in sys.modules:  # already configured in this process
+            logging.getLogger("distributed").setLevel(logging.WARNING)
+    elif os.environ.get("DASK_LOGGING__DISTRIBUTED") == "warning":
+        del os.environ["DASK_LOGGING__DISTRIBUTED"]
+
+
+def _default_sigpipe() -> None:
+    """Let a closed reader end the process (SIGPIPE's default action), as `cat`, `grep` do; Python ignores it."""
+    if hasattr(signal, "SIGPIPE"):
+        try:
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        except (ValueError, OSError):  # not the main thread (e.g. main() called from a test thread)
+            pass
 
 
 def _exit_now_if_solver_abandoned(code: int) -> None:
@@ -50,21 +137,20 @@ def _exit_now_if_solver_abandoned(code: int) -> None:
 def main(argv=None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    args.verbosity = verbosity(args)
+    configure_logging(args.verbosity)
     if not getattr(args, "func", None):
         ap.print_help()
         return 2
+    if argv is None:  # the console script or python -m: behave as a Unix tool on a closed pipe
+        _default_sigpipe()
     try:
         return int(args.func(args) or 0)
     except BaceOptError as e:
         print(f"bace-opt {args.command}: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into a reader that closed early (e.g. `| head`): not an error
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
+        _silence_stdout()
         return 0
     except KeyboardInterrupt:
         print(f"bace-opt {args.command}: interrupted", file=sys.stderr)
@@ -78,5 +164,19 @@ def main(argv=None) -> int:
         return 3
 
 
-if __name__ == "__main__":
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush does not raise BrokenPipeError again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def console() -> None:
+    """The installed ``bace-opt`` script and ``python -m bace_opt``."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    console()

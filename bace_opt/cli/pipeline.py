@@ -11,6 +11,7 @@ from ._args import check_range, finite_float, int_arg
 from ..instance import load_instance
 from ..pipeline import KINDS, PipelineOptions, check_ops, pipeline_iteration_s
 from ..schedule import load_schedule
+from .._format import short
 
 
 def add_parser(sub):
@@ -83,13 +84,14 @@ def run(args) -> int:
         m = res.model
         print(f"job {args.job}: {m.stages} stages x {m.microbatches} micro-batches, "
               f"{len(m.boundaries)} cross-region hop(s), kind {args.kind}")
-        print(f"iteration_s: {res.iteration_s:.9g}")
-        print(f"analytic_iteration_s: {res.analytic_iteration_s:.9g}")
+        print(f"iteration_s: {short(res.iteration_s, 's', 6)}")
+        print(f"analytic_iteration_s: {short(res.analytic_iteration_s, 's', 6)}")
         print(f"ratio: {res.iteration_s / res.analytic_iteration_s:.4f}")
         print(f"memory_limit: {list(res.memory_limit)}  peak_inflight: {list(res.peak_inflight)}")
         if args.kind == "optimal":
             gap = "-" if res.gap is None else f"{res.gap:.3g}"
-            print(f"status: {res.status}  objective_s: {res.objective_s}  bound_s: {res.bound_s}  gap: {gap}  "
+            print(f"status: {res.status}  objective_s: {short(res.objective_s, 's', 6)}  "
+                  f"bound_s: {short(res.bound_s, 's', 6)}  gap: {gap}  "
                   f"resolution_s: {res.resolution_s:g}  exact_grid: {res.exact_grid}  source: {res.source}")
         if args.gantt:
             print(f"gantt: {args.gantt}")

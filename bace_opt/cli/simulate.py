@@ -6,6 +6,7 @@ metrics summary (the evaluator's metrics plus events and total head-of-line bloc
 from __future__ import annotations
 
 import json
+import logging
 
 from .._check import loads_strict
 from ..errors import InputError
@@ -14,6 +15,9 @@ from ._args import int_arg
 from ..evaluate import format_metrics
 from ..instance import load_instance
 from ..policies import available, describe
+from .._format import short
+
+log = logging.getLogger("bace_opt.cli.simulate")
 
 
 def add_parser(sub):
@@ -38,6 +42,7 @@ def add_parser(sub):
     p.add_argument("--no-hol", action="store_true", help="do not measure head-of-line blocked time (faster)")
     p.add_argument("-o", "--output", metavar="OUT", help="write the schedule JSON here")
     p.add_argument("--jobs", action="store_true", help="also print the per-job table")
+    p.add_argument("--json", action="store_true", help="print one JSON object (run, metrics; per job with --jobs)")
     p.set_defaults(func=run)
 
 
@@ -66,22 +71,36 @@ def run(args) -> int:
     if args.policy not in available():
         raise InputError(f"unknown policy {args.policy!r} (available: {', '.join(available())})")
     inst = load_instance(args.instance)
+    log.info("loaded %s: %d regions, %d jobs; simulating %s (%s mode)", inst.name, len(inst.regions),
+             len(inst.jobs), args.policy, args.mode)
     sched = simulate(inst, policy=args.policy, mode=args.mode, seed=args.seed, track_hol=not args.no_hol,
                      iteration_model=args.iteration_model, **_parse_options(args.option))
     if args.output:
         sched.save(args.output)
+        log.info("wrote %s", args.output)
+    if args.json:
+        d = {"instance": inst.name, "policy": sched.method, "mode": args.mode, "seed": args.seed,
+             "iteration_model": args.iteration_model, "events": sched.meta["events"],
+             "decisions": sched.meta["decisions"], "metrics": dict(sched.metrics),
+             "total_hol_blocked_s": None if args.no_hol else sched.meta["total_hol_blocked_s"],
+             "output": args.output}
+        if args.jobs:
+            d["jobs"] = [dict(j, **{k: sched.meta["jobs"][j["name"]][k] for k in ("wait_s", "hol_blocked_s")})
+                         for j in sched.to_dict()["jobs"]]
+        print(json.dumps(d, indent=1))
+        return 0
     print(f"{inst.name}: policy {sched.method}, {args.mode} mode, {sched.meta['events']} events, "
           f"{sched.meta['decisions']} decisions")
     for line in format_metrics(sched.metrics):
         print(line)
     if not args.no_hol:
-        print(f"total_hol_blocked_s: {sched.meta['total_hol_blocked_s']:.6g}")
+        print(f"total_hol_blocked_s: {short(sched.meta['total_hol_blocked_s'], 's')}")
     if args.jobs:
         import pandas as pd
         df = sched.to_frame()
         for col in ("wait_s", "hol_blocked_s"):
             df[col] = [sched.meta["jobs"][n][col] for n in df.index]
-        with pd.option_context("display.width", 200, "display.max_columns", 30):
+        with pd.option_context("display.width", 200, "display.max_columns", 30, "display.precision", 4):
             print(df)
     if args.output:
         print(f"schedule written to {args.output}")

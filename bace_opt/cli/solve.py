@@ -1,12 +1,18 @@
 """``bace-opt solve INSTANCE --problem placement|schedule --solver ... -o OUT``: exact P1 / P2 models."""
 from __future__ import annotations
 
+import json
+import logging
+
 from ..errors import InputError
 from ..files import check_output
 from ._args import check_range, finite_float, int_arg
 from ..evaluate import MONEY_KEYS, format_metrics
 from ..instance import load_instance
 from ..schedule import load_schedule
+from .._format import pct, short, unit_of
+
+log = logging.getLogger("bace_opt.cli.solve")
 
 SOLVERS = ("highs", "cpsat", "scip", "mathopt-highs", "race")
 
@@ -43,7 +49,9 @@ def add_parser(sub):
     p.add_argument("--bracket", action="store_true",
                    help="P2: also prove a lower bound valid in continuous time (half of the time limit) and print "
                         "the bracket [lower, upper] (models/schedule.md section 8)")
-    p.add_argument("--log", action="store_true", help="show the solver's log")
+    p.add_argument("--log", action="store_true", help="show the solver's log (as -vv does)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (status, objective with its unit, "
+                                                       "bound, gap, levels, times, metrics) instead of the summary")
     p.add_argument("-o", "--output", metavar="OUT", required=True, help="schedule JSON to write")
     p.set_defaults(func=run)
 
@@ -85,32 +93,92 @@ def run(args) -> int:
         if not v > 0:
             raise InputError(f"--{opt.replace('_', '-')}: must be > 0, got {v:g}")
         kw[name] = v
+    log.info("loaded %s: %d regions, %d jobs; solving %s with %s (time limit %s)", inst.name, len(inst.regions),
+             len(inst.jobs), "P1" if args.problem == "placement" else "P2", args.solver,
+             short(args.time_limit, "s"))
+    # -vv: HiGHS's log already reaches the logger through pyomo (at INFO); the other back ends write theirs to
+    # stdout when asked, which --json keeps clean of
+    log_output = bool(args.log or (getattr(args, "verbosity", 0) >= 2 and args.solver != "highs" and not args.json))
     sched = solve(inst, problem=args.problem, solver=args.solver, time_limit=args.time_limit, mu=args.mu,
-                  gap=args.gap, threads=args.threads, log_output=args.log, warm_start=warm, **kw)
+                  gap=args.gap, threads=args.threads, log_output=log_output, warm_start=warm, **kw)
     sched.save(args.output)
+    log.info("wrote %s", args.output)
     s = sched.solver
-    m = sched.metrics
+    d = summary(args, sched, inst)
+    if args.json:
+        print(json.dumps(d, indent=1))
+    else:
+        print_summary(d)
+    return 0 if (s is None or s.status in ("optimal", "feasible")) else 1
 
-    def fmt(v):
-        return "-" if v is None else (f"{v:.9g}" if isinstance(v, float) else str(v))
-    print(f"problem: {args.problem}   solver: {args.solver}   status: {s.status if s else '-'}"
-          + (f"   proved by: {s.extra.get('proved_by') or '-'}" if s is not None and args.solver == "race" else ""))
-    if s is not None:
-        print(f"objective: {fmt(s.objective)}   bound: {fmt(s.bound)}   gap: {fmt(s.gap)}")
-        print(f"time: wall {fmt(s.wall_s)} s (build {fmt(s.build_s)} s, solve {fmt(s.solve_s)} s)   "
-              f"nodes: {fmt(s.nodes)}")
-        for lv in (s.extra or {}).get("levels", []):
+
+def objective_unit(problem: str, solver_info) -> tuple[str | None, str]:
+    """Unit and meaning of the solver's objective: P1's is its last lexicographic level, P2's is in s."""
+    if problem == "schedule":
+        return "s", "mean JCT + mu x cost (models/schedule.md P2.1)"
+    levels = (solver_info.extra or {}).get("levels", []) if solver_info is not None else []
+    if levels:
+        done = [lv for lv in levels if lv.get("objective") is not None]
+        last = done[-1] if done else levels[0]
+        # the reported objective is the last level proven or found (the message names it)
+        for lv in levels:
+            if solver_info.objective is not None and lv.get("objective") == solver_info.objective:
+                last = lv
+                break
+        return unit_of(last["name"]), f"level {last['level']} {last['name']} ({last['sense']})"
+    return None, "objective"
+
+
+def summary(args, sched, inst) -> dict:
+    """What solve reports, as one dict (the --json output; the text summary prints the same)."""
+    s, m = sched.solver, sched.metrics
+    unit, meaning = objective_unit(args.problem, s)
+    d = {"instance": sched.instance, "problem": args.problem, "solver": args.solver,
+         "status": s.status if s else None, "objective": s.objective if s else None,
+         "objective_unit": unit, "objective_is": meaning, "bound": s.bound if s else None,
+         "gap": s.gap if s else None, "wall_s": s.wall_s if s else None, "build_s": s.build_s if s else None,
+         "solve_s": s.solve_s if s else None, "nodes": s.nodes if s else None,
+         "message": s.message if s else None, "levels": list((s.extra or {}).get("levels", [])) if s else [],
+         "mu_s_per_usd": args.mu if args.problem == "schedule" else None,
+         "metrics": dict(m), "output": str(args.output)}
+    x = (s.extra or {}) if s else {}
+    if args.solver == "race":
+        d["proved_by"] = x.get("proved_by")
+    if "bracket_gap" in x:
+        d["bracket"] = {k: x.get(k) for k in ("lower_bound", "lower_bound_kind", "lower_bound_certified",
+                                              "upper_bound", "bracket_gap")}
+    if args.problem == "placement" and sched.meta.get("t0") is not None:
+        d["t0_s"] = sched.meta["t0"]
+        d["cost_at_t0_usd"] = sched.meta.get("cost_at_t0_usd")
+        d["evaluated_cost_usd"] = sched.meta.get("evaluated_cost_usd")
+        d["p1_cost_counts_egress"] = bool(inst.objective.egress)
+    return d
+
+
+def print_summary(d: dict) -> None:
+    u = d["objective_unit"]
+    print(f"problem: {d['problem']}   solver: {d['solver']}   status: {d['status'] or '-'}"
+          + (f"   proved by: {d.get('proved_by') or '-'}" if "proved_by" in d else ""))
+    if d["status"] is not None:
+        mu = f", mu = {short(d['mu_s_per_usd'])} s/USD" if d["mu_s_per_usd"] is not None else ""
+        print(f"objective: {short(d['objective'], u)} [{d['objective_is']}{mu}]   bound: {short(d['bound'], u)}   "
+              f"gap: {pct(d['gap'])}")
+        print(f"time: wall {short(d['wall_s'], 's')} (build {short(d['build_s'], 's')}, solve "
+              f"{short(d['solve_s'], 's')})   nodes: {short(d['nodes'])}")
+        for lv in d["levels"]:
+            lu = unit_of(lv["name"])
             print(f"  level {lv['level']} {lv['name']} ({lv['sense']}): {lv['status']}  objective "
-                  f"{fmt(lv['objective'])}  bound {fmt(lv['bound'])}  gap {fmt(lv['gap'])}  "
-                  f"solve {fmt(lv['solve_s'])} s")
-        if s.message:
-            print(f"message: {s.message}")
-        x = s.extra or {}
-        if "bracket_gap" in x:
-            print(f"bracket: lower {fmt(x.get('lower_bound'))} ({x.get('lower_bound_kind')}, "
-                  f"{'certified' if x.get('lower_bound_certified') else 'NOT certified'})   upper "
-                  f"{fmt(x.get('upper_bound'))}   width {fmt(x.get('bracket_gap'))}")
-    if args.problem == "placement":
+                  f"{short(lv['objective'], lu)}  bound {short(lv['bound'], lu)}  gap {pct(lv['gap'])}  "
+                  f"solve {short(lv['solve_s'], 's')}")
+        if d["message"]:
+            print(f"message: {d['message']}")
+        br = d.get("bracket")
+        if br:
+            print(f"bracket: lower {short(br['lower_bound'], u)} ({br['lower_bound_kind']}, "
+                  f"{'certified' if br['lower_bound_certified'] else 'NOT certified'})   upper "
+                  f"{short(br['upper_bound'], u)}   width {pct(br['bracket_gap'])}")
+    m = d["metrics"]
+    if d["problem"] == "placement":
         print(f"jobs started: {m.get('jobs_done')}   not started: {m.get('jobs_not_started')}   "
               f"unscheduled (arrive after t0): {m.get('jobs_unscheduled')}")
     else:
@@ -119,11 +187,9 @@ def run(args) -> int:
     for line in format_metrics(m, links=False, keys=MONEY_KEYS + (
             "total_electricity_incl_idle_usd", "avg_jct_s", "peak_link_utilisation", "total_stall_s")):
         print("  " + line)
-    if args.problem == "placement" and sched.meta.get("t0") is not None:
-        what, key = (("electricity + egress", "total_cost_usd") if inst.objective.egress
+    if "t0_s" in d:
+        what, key = (("electricity + egress", "total_cost_usd") if d["p1_cost_counts_egress"]
                      else ("electricity only: objective.egress is off", "total_electricity_usd"))
-        print(f"P1 cost objective ({what}): {fmt(sched.meta.get('cost_at_t0_usd'))} USD at t0 = "
-              f"{fmt(sched.meta['t0'])} s prices; {fmt(sched.meta.get('evaluated_cost_usd'))} USD priced over "
-              f"each run by the evaluator (= {key})")
-    print(f"wrote {args.output}")
-    return 0 if (s is None or s.status in ("optimal", "feasible")) else 1
+        print(f"P1 cost objective ({what}): {short(d['cost_at_t0_usd'], 'USD')} at t0 = {short(d['t0_s'], 's')} "
+              f"prices; {short(d['evaluated_cost_usd'], 'USD')} priced over each run by the evaluator (= {key})")
+    print(f"wrote {d['output']}")

@@ -1,7 +1,8 @@
 """Gantt chart of a pipeline schedule: one row per stage (top: stage 1), and below each cross-region stage
 boundary a row for its hop, with activation transfers (fwd) in the upper half and gradient transfers (bwd)
-in the lower half; a thin tail after each transfer shows its latency.  Saved as PNG with matplotlib's Agg
-backend (imported lazily, so the rest of the package never needs matplotlib)."""
+in the lower half; a thin tail after each transfer shows its latency.  Saved as PNG by a matplotlib Figure that
+pyplot never sees (imported lazily, so the rest of the package never needs matplotlib; and the backend is left
+alone, so a notebook keeps showing its own figures inline after drawing one)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,9 +25,7 @@ def draw_gantt(model: PipelineModel, ops: Sequence[Op], path, title: str | None 
                dpi: int = 120) -> Path:
     """Write the chart of ``ops`` (scheduled under ``model``) to ``path`` (PNG) and return the path."""
     try:
-        import matplotlib
-        matplotlib.use("Agg", force=True)
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
         from matplotlib.patches import Patch
     except ImportError as e:
         raise BaceOptError(f"drawing a Gantt chart needs matplotlib (pip install matplotlib): {e}") from e
@@ -49,7 +48,8 @@ def draw_gantt(model: PipelineModel, ops: Sequence[Op], path, title: str | None 
         labels = False
     fig_w = min(18.0, 6.0 + 0.12 * model.microbatches * len(model.kinds))
     fig_h = min(MAX_FIG_H_IN, 1.0 + 0.45 * len(rows))
-    fig, ax = plt.subplots(figsize=(fig_w, fig_h))
+    fig = Figure(figsize=(fig_w, fig_h))
+    ax = fig.subplots()
     if aggregate:
         n_bars = _draw_aggregated(ax, ops, ypos, span)
     for o in (() if aggregate else ops):
@@ -92,10 +92,7 @@ def draw_gantt(model: PipelineModel, ops: Sequence[Op], path, title: str | None 
     ax.set_title(title, fontsize=9, pad=20)
     fig.tight_layout()
     path = Path(path)
-    try:
-        atomic_savefig(fig, path, dpi=dpi)
-    finally:
-        plt.close(fig)
+    atomic_savefig(fig, path, dpi=dpi)
     return path
 
 

@@ -1,0 +1,49 @@
+"""``bace-opt plot INSTANCE SCHEDULE -o F.png|svg [--kind placement|timeline|both] [--at S]``: draw a schedule.
+
+The placement map (regions from coordinates or a topology layout, each job's chain and routes, GPUs used,
+prices) and the timeline of GPUs held per region; see bace_opt.plot.  Needs matplotlib.
+"""
+from __future__ import annotations
+
+import logging
+
+from ..errors import InputError
+from ..instance import load_instance
+from ..schedule import load_schedule
+
+log = logging.getLogger("bace_opt.cli.plot")
+
+
+def add_parser(sub):
+    p = sub.add_parser("plot", help="draw a schedule: placement map and timeline (PNG, SVG or PDF)",
+                       description="Draw SCHEDULE on INSTANCE: regions on a map (from coordinates, else a "
+                                   "topology layout), each job's blocks and routes, GPUs used and prices per "
+                                   "region; and a timeline of the GPUs each job holds per region.")
+    p.add_argument("instance", help="instance JSON file")
+    p.add_argument("schedule", help="schedule JSON file (schema bace-opt/schedule/v1)")
+    p.add_argument("-o", "--output", required=True, metavar="F.png|F.svg", help="picture to write (by suffix)")
+    p.add_argument("--kind", choices=("both", "placement", "timeline"), default="both",
+                   help="placement map, timeline, or both (default)")
+    p.add_argument("--at", type=float, default=None, metavar="S",
+                   help="map only the jobs running at time S (s), with GPUs used and prices then")
+    p.add_argument("--dpi", type=int, default=150, help="resolution of a PNG (default 150)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..files import check_output
+    from ..plot import plot_schedule, save_figure
+    check_output(args.output, suffixes=(".png", ".svg", ".pdf"), inputs=(args.instance, args.schedule))
+    inst = load_instance(args.instance)
+    sched = load_schedule(args.schedule)
+    if sched.instance != inst.name:
+        log.warning("schedule %s is for instance %r, not %r", args.schedule, sched.instance, inst.name)
+    unknown = sorted({b.region for j in sched.jobs for b in j.blocks} - set(inst.region_index))
+    if unknown:
+        raise InputError(f"{args.schedule}: regions {unknown} are not in instance {args.instance!r}")
+    if args.dpi < 10:
+        raise InputError(f"--dpi must be >= 10, got {args.dpi}")
+    fig = plot_schedule(inst, sched, kind=args.kind, at=args.at)
+    save_figure(fig, args.output, dpi=args.dpi)
+    print(f"wrote {args.output}")
+    return 0
