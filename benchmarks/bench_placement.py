@@ -9,6 +9,16 @@ with bace_opt.builders.paper), plus "small" = the first 4 jobs of paper seed 1. 
 instances (6 regions x 8 jobs) proven optimal by HiGHS in < 60 s; 24 jobs in < 300 s.  A missed target prints by
 how much.  Root gap = (level-2 optimum - LP relaxation of the level-2 model with level 1 fixed) / optimum.
 Writes benchmarks/results/bench_placement.csv and .md.
+
+    .venv/bin/python benchmarks/bench_placement.py --realistic [--variants highs:walk,highs:position]
+
+Realistic suite (issue 11): ``generate realistic`` with 8 AWS regions (28 measured links), mixed A100/H100
+(--gpu-types A100-80GB,H100-80GB), hourly prices, 16 jobs, seeds 1-3, built from ../shared/data in-process.
+Each variant (back end:formulation; "race" for the racing portfolio) solves every instance in the same run;
+the rows give per level the build time, solve time, nodes and the root bound (LP relaxation of level 2
+with level 1 fixed, per formulation), and the run checks that every variant that proves an instance agrees
+on all three level optima (rel 1e-6).  Target: HiGHS proves each instance in < 60 s on 2 cores.  Writes
+benchmarks/results/bench_placement_realistic.csv and .md.
 """
 from __future__ import annotations
 
@@ -33,6 +43,170 @@ from bace_opt.solvers import registry  # noqa: E402
 from bace_opt.solvers.base import SolveOptions  # noqa: E402
 
 TARGET_S = {"paper-8j": 60.0, "paper-24j": 300.0}
+REALISTIC_REGIONS = ("aws:us-east-1", "aws:us-west-1", "aws:us-east-2", "aws:eu-central-1", "aws:ap-northeast-1",
+                     "aws:ap-northeast-2", "aws:ap-southeast-1", "aws:ap-southeast-2")
+REALISTIC_TARGET_S = 60.0
+
+
+def realistic(seed: int):
+    """The issue-11 instance: as ``bace-opt generate realistic --data ../shared/data --regions <8 AWS> --jobs 16
+    --seed S --gpu-types A100-80GB,H100-80GB``."""
+    from bace_opt.builders.realistic import realistic_instance
+    return realistic_instance(ROOT.parent / "shared" / "data", REALISTIC_REGIONS, seed=seed, jobs=16,
+                              gpu_mix=("A100-80GB", "H100-80GB"))
+
+
+def realistic_main(args) -> int:
+    """Old and new P1 formulations (and the race) side by side on the realistic instances, one run."""
+    from bace_opt.exact.placement import solve_placement
+    variants = [v.split(":") for v in args.variants.split(",")]
+    rows, commit = [], git_commit()
+    seeds = [int(x) for x in args.seeds.split(",")]
+    for seed in seeds:
+        if args.family == "paper8":
+            inst, label = paper(seed, 8), f"paper-6r-8j-seed{seed}"
+        else:
+            inst, label = realistic(seed), f"realistic-8r-16j-mixed-seed{seed}"
+        data = PlacementData(inst)
+        for v in variants:
+            backend, form = v[0], (v[1] if len(v) > 1 else "walk")
+            tl = args.time_limit or (600.0 if form == "walk" or backend == "race" else 300.0)
+            load0 = os.getloadavg()[0]
+            cpu0 = time.process_time()
+            t = time.perf_counter()
+            kw = {} if backend in ("cpsat", "race") else {"formulation": form}
+            res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl, threads=args.threads),
+                                  **kw)
+            wall = time.perf_counter() - t
+            cpu = time.process_time() - cpu0
+            si = res.solver_info
+            lv = {l["level"]: l for l in res.levels}
+            row = dict(instance=label, backend=backend, formulation=form if backend not in ("cpsat", "race") else "-",
+                       status=si.status, wall_s=wall, cpu_s=cpu if backend != "race" else None, time_limit_s=tl,
+                       proved_by=(si.extra or {}).get("proved_by", backend),
+                       jobs_started=lv.get(1, {}).get("objective"),
+                       cost_usd=lv.get(2, {}).get("objective"), cost_bound=lv.get(2, {}).get("bound"),
+                       run_s=lv.get(3, {}).get("objective"), build_s=si.build_s,
+                       level_solve_s="/".join(f"{lv[k]['solve_s']:.1f}" for k in sorted(lv)),
+                       level_nodes="/".join(str(lv[k]["nodes"]) for k in sorted(lv)),
+                       level_status="/".join(lv[k]["status"] for k in sorted(lv)),
+                       root_bound_l2=None, loadavg_start=round(load0, 2), loadavg_end=round(os.getloadavg()[0], 2),
+                       commit=commit)
+            rows.append(row)
+            print(" ".join(f"{k}={_fmt(row[k])}" for k in ("instance", "backend", "formulation", "status", "wall_s",
+                                                            "cost_usd", "level_solve_s", "level_nodes",
+                                                            "loadavg_end")), flush=True)
+        # root bounds per formulation (level 2 LP relaxation, level 1 fixed at the proven count)
+        z1 = next((r["jobs_started"] for r in rows if r["instance"] == label and r["level_status"].startswith("optimal")),
+                  None)       # level 1 proven
+        if z1 is not None:
+            for form in sorted({r["formulation"] for r in rows if r["instance"] == label and r["formulation"] != "-"}):
+                tb = time.perf_counter()
+                lp = lp_relaxation_bound(data, level=2, fix={1: z1}, formulation=form)
+                for r in rows:
+                    if r["instance"] == label and r["formulation"] == form:
+                        r["root_bound_l2"] = lp
+                print(f"  {label} {form}: level-2 LP bound {lp:.9g} ({time.perf_counter() - tb:.1f} s)", flush=True)
+    lines = _agreement(rows) + _realistic_targets(rows) + _race_lines(rows)
+    for line in lines:
+        print(line)
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    name = "bench_placement_realistic" if args.family == "realistic" else f"bench_placement_{args.family}_race"
+    _write_atomic(out / f"{name}.csv", _csv_text(rows))
+    cols = ["instance", "backend", "formulation", "status", "proved_by", "wall_s", "cpu_s", "jobs_started", "cost_usd",
+            "run_s", "root_bound_l2", "build_s", "level_solve_s", "level_nodes", "level_status", "loadavg_start",
+            "loadavg_end"]
+    md = [f"# P1 {args.family} benchmark (commit {commit}, {os.cpu_count()} cores shared with other sessions, "
+          f"threads={args.threads})\n",
+          "Instances: 8 AWS regions, 28 measured links, mixed A100-80GB/H100-80GB, hourly prices, 16 jobs "
+          "(bench_placement.realistic).  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
+          "proven by the GPU-count bound shows 0.0 s and None nodes.  root_bound_l2 = LP relaxation of level 2 "
+          "with level 1 fixed.  loadavg = 1-minute load when the row started / ended (2 cores): timings scale "
+          "with it; compare rows of one run.\n",
+          "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    md += ["| " + " | ".join(_fmt(r[c]) for c in cols) + " |" for r in rows]
+    md += [""] + lines
+    _write_atomic(out / f"{name}.md", "\n".join(md) + "\n")
+    print(f"wrote {out / (name + '.csv')} and .md")
+    return 0
+
+
+def _agreement(rows):
+    lines = []
+    for label in dict.fromkeys(r["instance"] for r in rows):
+        opt = [r for r in rows if r["instance"] == label and r["status"] == "optimal"]
+        if len(opt) == 1:       # the others must be consistent with it: bound <= optimum <= incumbent (level 2)
+            ref = opt[0]
+            z = ref["cost_usd"]
+            bad = [r for r in rows if r["instance"] == label and r is not ref and r["jobs_started"] == ref["jobs_started"]
+                   and r["cost_usd"] is not None and r["cost_bound"] is not None
+                   and not (r["cost_bound"] <= z * (1 + 1e-6) and r["cost_usd"] >= z * (1 - 1e-6))]
+            lines.append(f"AGREEMENT {label}: only {ref['backend']}:{ref['formulation']} proved it (cost {z:.9g}); "
+                         + ("the others are consistent (their level-2 bound <= it <= their incumbent)" if not bad else
+                            "INCONSISTENT: " + ", ".join(f"{r['backend']}:{r['formulation']}" for r in bad)))
+            continue
+        if len(opt) < 2:
+            these = [r for r in rows if r["instance"] == label and r["cost_usd"] is not None]
+            top = max((r["jobs_started"] for r in these), default=None)
+            these = [r for r in these if r["jobs_started"] == top]
+            lo = max((r["cost_bound"] for r in these if r["cost_bound"] is not None), default=None)
+            hi = min((r["cost_usd"] for r in these), default=None)
+            lines.append(f"AGREEMENT {label}: no variant proved it; over all variants the level-2 optimum is in "
+                         f"[{lo:.9g}, {hi:.9g}] (gap {(hi - lo) / hi:.3%})" if lo is not None and hi else
+                         f"AGREEMENT {label}: no variant proved it")
+            continue
+        ref = opt[0]
+        bad = [r for r in opt[1:] if r["jobs_started"] != ref["jobs_started"]
+               or abs(r["cost_usd"] - ref["cost_usd"]) > 1e-6 * abs(ref["cost_usd"])
+               or abs(r["run_s"] - ref["run_s"]) > 1e-6 * abs(ref["run_s"])]
+        who = ", ".join(f"{r['backend']}:{r['formulation']}" for r in opt)
+        lines.append(f"AGREEMENT {label}: {'OK' if not bad else 'MISMATCH'} over {who} "
+                     f"(jobs {ref['jobs_started']:g}, cost {ref['cost_usd']:.9g}, run {ref['run_s']:.9g})")
+    return lines
+
+
+def _race_lines(rows):
+    lines = []
+    for r in rows:
+        if r["backend"] != "race":
+            continue
+        alone = [x for x in rows if x["instance"] == r["instance"] and x["backend"] != "race" and x["status"] == "optimal"]
+        if not alone:
+            lines.append(f"RACE {r['instance']}: {r['status']} in {r['wall_s']:.1f} s; no member proved it alone")
+            continue
+        best = min(alone, key=lambda x: x["wall_s"])
+        lines.append(f"RACE {r['instance']}: {r['status']} by {r['proved_by']} in {r['wall_s']:.1f} s; fastest member "
+                     f"alone {best['backend']}:{best['formulation']} {best['wall_s']:.1f} s (difference "
+                     f"{r['wall_s'] - best['wall_s']:+.1f} s, load {r['loadavg_start']}-{r['loadavg_end']})")
+    return lines
+
+
+def _realistic_targets(rows):
+    lines = []
+    for r in rows:
+        if r["backend"] != "highs":
+            continue
+        ok = r["status"] == "optimal" and r["wall_s"] < REALISTIC_TARGET_S
+        lines.append(f"TARGET {'MET   ' if ok else 'MISSED'} {r['instance']} highs:{r['formulation']}: {r['status']} in "
+                     f"{r['wall_s']:.1f} s (target {REALISTIC_TARGET_S:.0f} s; load {r['loadavg_start']}-"
+                     f"{r['loadavg_end']} on 2 cores)")
+    return lines
+
+
+def _csv_text(rows) -> str:
+    import io
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def paper(seed: int, jobs: int):
@@ -67,7 +241,17 @@ def main(argv=None) -> int:
     ap.add_argument("--backends", default="highs,scip,mathopt-highs,cpsat")
     ap.add_argument("--time-limit", type=float, default=None, help="override every time limit (s)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--realistic", action="store_true", help="the issue-11 realistic suite (see the docstring)")
+    ap.add_argument("--variants", default="highs:walk,highs:position",
+                    help="realistic suite: comma-separated backend[:formulation] (formulation walk|position; "
+                         "backend highs, scip, cpsat or race)")
+    ap.add_argument("--seeds", default="1,2,3", help="realistic suite: seeds (default 1,2,3)")
+    ap.add_argument("--family", choices=["realistic", "paper8"], default="realistic",
+                    help="with --realistic: the issue-11 realistic instances, or the paper 8-job instances (for the "
+                         "race measured beside its members); results go to bench_placement_<family>*.md")
     args = ap.parse_args(argv)
+    if args.realistic:
+        return realistic_main(args)
     backends = [b for b in args.backends.split(",") if registry.available(b)]
     rows = []
     commit = git_commit()

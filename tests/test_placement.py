@@ -376,3 +376,57 @@ def test_cli_solve_writes_an_evaluable_schedule(tmp_path, capsys):
     assert main(["solve", str(ip), "--warm-start", str(op), "--solver", "cpsat", "-o", str(op2)]) == 0
     assert main(["solve", str(ip), "--time-limit", "0", "-o", str(op)]) == 2
     assert "must be > 0" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- walk formulation (models/placement.md section 9)
+
+@pytest.mark.parametrize("case", CASES[:5], ids=lambda c: f"seed{c['seed']}-{c['n_jobs']}j")
+def test_position_formulation_confirms_brute_force(case):
+    """The old (position) formulation stays exact: it is the walk formulation's cross-check in the benchmark."""
+    inst = _random_instance(case["seed"], n_jobs=case["n_jobs"], mixed=case["mixed"], egress=case["egress"])
+    n_bf, cost_bf, run_bf = brute_force(inst)
+    r = solve_placement(inst, options=OPT, formulation="position")
+    assert r.solver_info.status == "optimal"
+    assert r.levels[0]["objective"] == n_bf
+    assert r.solver_info.extra["cost_usd"] == pytest.approx(cost_bf, rel=1e-6, abs=1e-12)
+    assert r.solver_info.extra["run_s"] == pytest.approx(run_bf, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_walk_and_position_agree_on_sparse_topologies_with_transit(seed):
+    """Relays through transit nodes and other regions, thin links, mixed GPUs: both formulations give the same
+    three level optima and evaluator-feasible plans."""
+    from bace_opt.builders.synthetic import random_instance
+    inst = random_instance(seed, 4, 4, topology="sparse", transit=2, mixed_gpus=True, max_gpus_per_region=6,
+                           max_stages=4, egress=seed % 2 == 0)
+    out = {}
+    for form in ("walk", "position"):
+        r = solve_placement(inst, options=OPT, formulation=form)
+        assert r.solver_info.status == "optimal", (form, r.solver_info)
+        sched = solve(inst, options=OPT, formulation=form)
+        check(inst, sched)
+        out[form] = [l["objective"] for l in r.levels]
+    assert out["walk"][0] == out["position"][0]
+    assert out["walk"][1:] == pytest.approx(out["position"][1:], rel=1e-6, abs=1e-12)
+
+
+def test_trail_decoder_orders_by_first_visit_and_drops_loops():
+    from bace_opt.exact.placement_walk import trail_chain
+    # trail 0 -> 5 -> 1 -> 5 -> 2 (5 is transit, crossed twice); used regions 0, 1, 2
+    chain, routes = trail_chain(None, {0, 1, 2}, 0, [(0, 5), (5, 1), (1, 5), (5, 2)])
+    assert chain == [0, 1, 2]
+    assert routes == [[0, 5, 1], [1, 5, 2]]
+    # a loop inside one hop is cut: 0 -> 3 -> 4 -> 3 -> 1 with 3, 4 transit
+    chain, routes = trail_chain(None, {0, 1}, 0, [(0, 3), (3, 4), (4, 3), (3, 1)])
+    assert chain == [0, 1] and routes == [[0, 3, 1]]
+    with pytest.raises(ValueError):
+        trail_chain(None, {0, 1, 2}, 0, [(0, 1)])
+
+
+def test_level_one_proven_by_gpu_count_bound_when_the_start_reaches_it():
+    inst = make([("A", 4, 0.1), ("B", 4, 0.2)], [("A", "B", 10.0, 5.0)], [("j1", 3, 25.0), ("j2", 3, 25.0)])
+    r = solve_placement(inst, options=OPT)
+    assert r.levels[0]["objective"] == 2 and r.levels[0]["status"] == "optimal"
+    assert "bound" in (r.levels[0]["message"] or "")
+    with pytest.raises(InputError, match="formulation"):
+        solve_placement(inst, formulation="paths")

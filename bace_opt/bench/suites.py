@@ -89,7 +89,7 @@ def _gap(size: str) -> list[RunSpec]:
             label = f"p2-{n_regions}r-{n_jobs}j"
             for seed in range(1, 4):
                 ia = _random_args(n_regions, n_jobs, 8, 4, max_arrival_s=3600.0)
-                out.append(RunSpec("gap", "random", label, seed, "p2:cpsat", ia, {"time_limit": 120}))
+                out.append(RunSpec("gap", "random", label, seed, "p2:cpsat", ia, {"time_limit": 120, "bracket": True}))
                 for p in POLICIES:
                     out.append(RunSpec("gap", "random", label, seed, f"sim:{p}", ia))
     return out

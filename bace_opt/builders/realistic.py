@@ -151,8 +151,12 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
                        sites: dict | None = None, default_capacity_gbps: float = 100.0, capacity_scale: float = 1.0,
                        arrivals: str = "zero", mean_interarrival_s: float = 3600.0, egress_objective: bool = False,
                        fill_missing: str = "none", throughput_file: str = skyplane.THROUGHPUT_FILE,
-                       name: str | None = None) -> Instance:
-    """A realistic instance from the data folder (module docstring has every rule)."""
+                       name: str | None = None, gpu_mix=None) -> Instance:
+    """A realistic instance from the data folder (module docstring has every rule).
+
+    ``gpu_mix`` (cloud mode): a sequence of GPU type names (e.g. ("A100-80GB", "H100-80GB")); each region draws
+    its type from it (``mixed_gpu_types``) and the first is the reference GPU the jobs are profiled on;
+    ``gpu`` is then ignored."""
     d = _data_dir(data_dir)
     problems = []
     if aggregate not in AGGREGATES:
@@ -171,7 +175,8 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
         problems.append(f"fill_missing must be one of {', '.join(skyplane.FILL_MODES)}, got {fill_missing!r}")
     if problems:
         raise InputError(problems, "realistic_instance")
-    gspec = get_gpu(gpu)
+    mix = _gpu_mix(gpu_mix)
+    gspec = mix[0] if mix else get_gpu(gpu)
     if gspec.power_w is None:
         raise InputError(f"GPU {gspec.name!r} has no power figure; pass a GpuSpec with power_w")
     if topology_gml is not None and (fill_missing != "none" or throughput_file != skyplane.THROUGHPUT_FILE):
@@ -182,6 +187,8 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
                              capacity_scale=capacity_scale, arrivals=arrivals, mean_ia=mean_interarrival_s, name=name)
     if sites:
         raise InputError("sites only apply with topology_gml (a WAN topology)")
+    if mix and topology_gml is not None:
+        raise InputError("gpu_mix applies to cloud mode only (not with topology_gml)")
 
     regions = list(dict.fromkeys(str(r) for r in regions))
     if len(regions) < 2:
@@ -233,11 +240,12 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
     if missing:
         log.info("no measurements for %d pair(s): %s", len(missing), missing)
 
-    region_dicts = [_region(r, gspec, counts[r], prices[zones[r]]) for r in regions]
+    types = mixed_gpu_types(regions, seed, mix) if mix else {r: gspec for r in regions}
+    region_dicts = [_region(r, types[r], counts[r], prices[zones[r]]) for r in regions]
     total = sum(counts.values())
     job_dicts, notes = paper_jobs(seed, jobs, gspec, total, arrivals=arrivals, mean_interarrival_s=mean_interarrival_s,
                                   max_stages=max(counts.values()), stream="bace-opt/realistic")
-    nm = name or f"realistic-{len(regions)}r-{jobs}j-seed{seed}"
+    nm = name or f"realistic-{len(regions)}r-{jobs}j{'-mixed' if mix else ''}-seed{seed}"
     meta = {
         "source": (f"{SOURCE}.realistic_instance from {d.name}/: Skyplane (github.com/skyplane-project/skyplane) "
                    f"{throughput_file}, latency.csv, egress_cost.csv; green-dcc (github.com/HewlettPackard/"
@@ -254,7 +262,11 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
     if fill_missing != "none":
         meta["fill_missing"] = fill_missing
         meta["estimated_pairs"] = estimated
-    return _finish(nm, meta, gspec, region_dicts, links, job_dicts, egress_objective)
+    if mix:
+        meta["gpu_mix_rule"] = (f"each region's GPU type drawn (seeded) from {', '.join(g.name for g in mix)}; "
+                                f"jobs profiled on the reference {gspec.name}; figures from the datasheets in "
+                                "llm_hw/gpu_specs_curated.csv (bf16 dense TFLOPS, memory, TDP)")
+    return _finish(nm, meta, gspec, region_dicts, links, job_dicts, egress_objective, extra_types=mix)
 
 
 def _region(name: str, gspec: GpuSpec, gpus: int, series: list[float]) -> dict:
@@ -288,9 +300,37 @@ def _gpu_counts(gpus, regions, seed) -> dict[str, int]:
     raise InputError(f"gpus must be an integer or a mapping region -> count, got {gpus!r}")
 
 
-def _finish(nm, meta, gspec, regions, links, jobs, egress_objective) -> Instance:
+def _gpu_mix(gpu_mix) -> list[GpuSpec]:
+    """The GPU types of ``gpu_mix`` (names or GpuSpecs), checked: at least two, distinct, each with power."""
+    if gpu_mix is None:
+        return []
+    if isinstance(gpu_mix, str):
+        gpu_mix = [g.strip() for g in gpu_mix.split(",") if g.strip()]
+    specs = [get_gpu(g) for g in gpu_mix]
+    names = [g.name for g in specs]
+    if len(specs) < 2 or len(set(names)) != len(names):
+        raise InputError(f"gpu_mix: needs at least two distinct GPU types, got {names!r}")
+    nopower = [g.name for g in specs if g.power_w is None]
+    if nopower:
+        raise InputError(f"gpu_mix: GPU type(s) {', '.join(nopower)} have no power figure")
+    return specs
+
+
+def mixed_gpu_types(regions, seed: int, mix: list[GpuSpec]) -> dict[str, GpuSpec]:
+    """Region -> GPU type, a seeded draw from ``mix`` per region (stream bace-opt/realistic, "gpu_type").  If
+    the draw gives every region the same type, the last region takes the next type, so the fleet is mixed."""
+    out = {r: Stream("bace-opt/realistic", seed, "gpu_type", r).choice(mix) for r in regions}
+    if len({g.name for g in out.values()}) == 1 and len(regions) > 1:
+        last = regions[-1]
+        out[last] = mix[(mix.index(out[last]) + 1) % len(mix)]
+    return out
+
+
+def _finish(nm, meta, gspec, regions, links, jobs, egress_objective, extra_types=()) -> Instance:
+    gtypes = {g.name: {"tflops": g.tflops, "memory_gb": g.memory_gb, "power_w": g.power_w}
+              for g in [gspec, *extra_types]}
     data = {"schema": "bace-opt/instance/v1", "name": nm, "meta": meta,
-            "gpu_types": {gspec.name: {"tflops": gspec.tflops, "memory_gb": gspec.memory_gb, "power_w": gspec.power_w}},
+            "gpu_types": gtypes,
             "reference_gpu": gspec.name, "regions": regions, "links": links, "jobs": jobs,
             "objective": {"egress": bool(egress_objective)}}
     return Instance.from_dict(data, source=nm)

@@ -117,6 +117,9 @@ def add_parser(sub):
     z.add_argument("--jobs", type=_nonneg_int, default=8, help="number of jobs (default 8)")
     z.add_argument("--gpus", help="GPUs per region: one integer, or region=count,... (default: seeded draw "
                                   "from {16,32,64,128})")
+    z.add_argument("--gpu-types", metavar="TYPE,TYPE[,...]",
+                   help="mixed fleet: each region draws its GPU type (seeded) from these, e.g. A100-80GB,H100-80GB; "
+                        "the first is the reference the jobs are profiled on (default: A6000 everywhere)")
     z.add_argument("--vm-pairs-per-link", "--parallel-connections", type=_pos_float, default=8.0,
                    help="link capacity = aggregate per-VM-pair throughput x this (default 8)")
     z.add_argument("--fill-missing", choices=["none", "rtt"], default="none",
@@ -214,7 +217,8 @@ def build(args):
                               price_day=args.price_day, hours=args.hours, retail_adder_usd_per_kwh=args.retail_adder,
                               topology_gml=args.topology_gml, sites=_parse_sites(args.site) or None,
                               default_capacity_gbps=args.capacity_gbps, capacity_scale=args.capacity_scale,
-                              fill_missing=args.fill_missing, throughput_file=args.throughput_file, name=args.name)
+                              fill_missing=args.fill_missing, throughput_file=args.throughput_file, name=args.name,
+                              gpu_mix=args.gpu_types)
 
 
 def run(args) -> int:

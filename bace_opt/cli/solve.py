@@ -14,7 +14,7 @@ from .._format import pct, short, unit_of
 
 log = logging.getLogger("bace_opt.cli.solve")
 
-SOLVERS = ("highs", "cpsat", "scip", "mathopt-highs")
+SOLVERS = ("highs", "cpsat", "scip", "mathopt-highs", "race")
 
 
 def add_parser(sub):
@@ -27,7 +27,10 @@ def add_parser(sub):
     p.add_argument("--problem", choices=("placement", "schedule"), default="placement")
     p.add_argument("--solver", choices=SOLVERS, default="highs",
                    help="highs: HiGHS via Pyomo; scip / mathopt-highs: the same model via MPS and OR-Tools "
-                        "MathOpt; cpsat: OR-Tools CP-SAT model")
+                        "MathOpt; cpsat: OR-Tools CP-SAT model; race (placement): --race-members in parallel "
+                        "processes, the first proof wins")
+    p.add_argument("--race-members", default=None, metavar="A,B",
+                   help="back ends of --solver race (default highs,cpsat; e.g. highs,cpsat,scip)")
     p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S", help="wall-clock limit, s (default 60)")
     p.add_argument("--mu", type=finite_float, default=0.0, metavar="X", help="P2 weight of cost, s/USD (default 0)")
     p.add_argument("--gap", type=finite_float, default=None, metavar="G", help="relative gap to stop at (default 1e-9)")
@@ -43,6 +46,9 @@ def add_parser(sub):
                    help="P2: at most K blocks per placement (the optimum is then over that candidate set)")
     p.add_argument("--routes-k", type=int_arg, default=None, metavar="K",
                    help="P2: at most K routes per hop (the optimum is then over that candidate set)")
+    p.add_argument("--bracket", action="store_true",
+                   help="P2: also prove a lower bound valid in continuous time (half of the time limit) and print "
+                        "the bracket [lower, upper] (models/schedule.md section 8)")
     p.add_argument("--log", action="store_true", help="show the solver's log (as -vv does)")
     p.add_argument("--json", action="store_true", help="print one JSON object (status, objective with its unit, "
                                                        "bound, gap, levels, times, metrics) instead of the summary")
@@ -64,6 +70,14 @@ def run(args) -> int:
     if args.warm_start:
         warm = load_schedule(args.warm_start)
     kw = {}
+    if args.race_members is not None:
+        if args.solver != "race":
+            raise InputError("--race-members applies to --solver race only")
+        kw["race_members"] = [m.strip() for m in args.race_members.split(",") if m.strip()]
+    if args.bracket:
+        if args.problem != "schedule":
+            raise InputError("--bracket applies to --problem schedule only")
+        kw["bracket"] = True
     if args.t0 is not None:
         if args.problem != "placement":
             raise InputError("--t0 applies to --problem placement only")
@@ -127,6 +141,12 @@ def summary(args, sched, inst) -> dict:
          "message": s.message if s else None, "levels": list((s.extra or {}).get("levels", [])) if s else [],
          "mu_s_per_usd": args.mu if args.problem == "schedule" else None,
          "metrics": dict(m), "output": str(args.output)}
+    x = (s.extra or {}) if s else {}
+    if args.solver == "race":
+        d["proved_by"] = x.get("proved_by")
+    if "bracket_gap" in x:
+        d["bracket"] = {k: x.get(k) for k in ("lower_bound", "lower_bound_kind", "lower_bound_certified",
+                                              "upper_bound", "bracket_gap")}
     if args.problem == "placement" and sched.meta.get("t0") is not None:
         d["t0_s"] = sched.meta["t0"]
         d["cost_at_t0_usd"] = sched.meta.get("cost_at_t0_usd")
@@ -137,7 +157,8 @@ def summary(args, sched, inst) -> dict:
 
 def print_summary(d: dict) -> None:
     u = d["objective_unit"]
-    print(f"problem: {d['problem']}   solver: {d['solver']}   status: {d['status'] or '-'}")
+    print(f"problem: {d['problem']}   solver: {d['solver']}   status: {d['status'] or '-'}"
+          + (f"   proved by: {d.get('proved_by') or '-'}" if "proved_by" in d else ""))
     if d["status"] is not None:
         mu = f", mu = {short(d['mu_s_per_usd'])} s/USD" if d["mu_s_per_usd"] is not None else ""
         print(f"objective: {short(d['objective'], u)} [{d['objective_is']}{mu}]   bound: {short(d['bound'], u)}   "
@@ -151,6 +172,11 @@ def print_summary(d: dict) -> None:
                   f"solve {short(lv['solve_s'], 's')}")
         if d["message"]:
             print(f"message: {d['message']}")
+        br = d.get("bracket")
+        if br:
+            print(f"bracket: lower {short(br['lower_bound'], u)} ({br['lower_bound_kind']}, "
+                  f"{'certified' if br['lower_bound_certified'] else 'NOT certified'})   upper "
+                  f"{short(br['upper_bound'], u)}   width {pct(br['bracket_gap'])}")
     m = d["metrics"]
     if d["problem"] == "placement":
         print(f"jobs started: {m.get('jobs_done')}   not started: {m.get('jobs_not_started')}   "

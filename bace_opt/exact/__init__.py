@@ -59,6 +59,8 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     if problem not in PROBLEMS:
         raise InputError(f"problem: must be one of {', '.join(PROBLEMS)}, got {problem!r}")
     opts = _options(options, time_limit, gap, threads, log_output)
+    if solver == "race" and problem != "placement":
+        raise InputError("solver 'race' (racing portfolio) applies to problem 'placement' (P1) only")
     if problem == "schedule":
         try:
             from .schedule import solve_schedule
@@ -69,6 +71,9 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
             raise
         if warm_start is not None:
             kw["warm_start"] = warm_start     # P2 takes a Schedule (its plans are hints)
+        if kw.pop("bracket", False):          # certified bracket: lower bound beside the schedule
+            from .schedule_bound import solve_bracket
+            return solve_bracket(inst, solver=solver, options=opts, mu=mu, **kw)
         return solve_schedule(inst, solver=solver, options=opts, mu=mu, **kw)
     if mu not in (0, 0.0, None):
         log.info("mu=%g is ignored by P1 (its objective is lexicographic)", mu)

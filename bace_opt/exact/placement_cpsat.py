@@ -33,7 +33,9 @@ from typing import Sequence
 
 from ..schedule import JobPlan
 from ..solvers.base import SolveOptions, relative_gap
-from .placement import PlacementData, Solution, has_negative_prices, identical_pairs, job_arcs, start_solution
+from .placement_data import PlacementData, has_negative_prices, identical_pairs, job_arcs
+from .placement_levels import LEVEL_NAMES, remaining_s
+from .placement_solution import Solution, start_solution
 
 log = logging.getLogger(__name__)
 
@@ -234,7 +236,6 @@ def _value(solver, terms) -> float:
 def solve_levels_cpsat(data: PlacementData, options: SolveOptions, warm_start: Sequence[JobPlan] | None,
                        levels: int, t_start: float):
     from ..solvers.cpsat import solve_cp
-    from .placement import _remaining
 
     tb = time.perf_counter()
     cp = CpPlacement(data)
@@ -253,8 +254,8 @@ def solve_levels_cpsat(data: PlacementData, options: SolveOptions, warm_start: S
             terms = cp.cost_terms if level == 2 else cp.run_terms
             sc, K, E = cp.scaled(terms)
             md.Minimize(sum(c * v for c, v in sc) if sc else 0)
-        res, solver = solve_cp(md, options, time_limit_s=_remaining(options, t_start))
-        rec = {"level": level, "name": {1: "jobs_started", 2: "cost_usd", 3: "run_s"}[level],
+        res, solver = solve_cp(md, options, time_limit_s=remaining_s(options, t_start))
+        rec = {"level": level, "name": LEVEL_NAMES[level],
                "sense": "max" if level == 1 else "min", "status": res.termination.value,
                "build_s": build_s if level == 1 else 0.0, "solve_s": res.solve_s, "nodes": res.nodes,
                "message": res.message}

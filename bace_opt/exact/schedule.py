@@ -125,6 +125,50 @@ def _ceil_units(x: float, delta: float) -> int:
     return int(k)
 
 
+def _floor_units(x: float, delta: float) -> int:
+    """Largest integer k with k * delta <= x (exact in floating point)."""
+    k = math.floor(x / delta)
+    while k * delta > x:
+        k -= 1
+    while (k + 1) * delta <= x:
+        k += 1
+    return int(k)
+
+
+def _cost_lower_envelope(inst: Instance, curves, job, cand, lo: int, H: int, delta_s: float,
+                         at_grid: np.ndarray) -> np.ndarray:
+    """min of cost(s) over s in (Delta (t-1), Delta t] for t = lo..H (P2.23).  cost(s) = sum over blocks of
+    kW x integral of the price over [s, s + R] (+ egress) is piecewise linear in s with breakpoints where s or
+    s + R crosses a price step, so its minimum over an interval is at an end or at such a breakpoint."""
+    R = cand.run_s
+    pts = [delta_s * np.arange(lo - 1, H + 1, dtype=float)]
+    for r, _ in cand.blocks:
+        cv = curves[r]
+        if cv.values is None:
+            continue
+        b = cv.start + cv.step * np.arange(len(cv.values) + 1, dtype=float)
+        pts += [b, b - R]
+    s = np.unique(np.concatenate(pts))
+    s = s[(s > delta_s * (lo - 1)) & (s <= delta_s * H)]
+
+    def cost_at(x):
+        tot = np.zeros(len(x))
+        for r, nst in cand.blocks:
+            reg = inst.region(r)
+            kw = job.gpus_per_stage * nst * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0
+            tot = tot + kw * _integral_vec(curves[r], x, x + R) / 3600.0
+        if inst.objective.egress:
+            tot = tot + cand.egress_usd
+        return tot
+    left = cost_at(delta_s * np.arange(lo - 1, H, dtype=float))      # the open left end, by continuity
+    out = np.minimum(at_grid, left)
+    if len(s):
+        t = np.ceil(s / delta_s - 1e-12).astype(int)
+        t = np.clip(t, lo, H)
+        np.minimum.at(out, t - lo, cost_at(s))
+    return out
+
+
 def _integral_vec(curve: F.PriceCurve, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
     """Vectorized ``PriceCurve.integral`` (same arithmetic as bace_opt.formulas, so results agree)."""
     if curve.values is None:
@@ -163,8 +207,15 @@ def _default_delta(inst: Instance, cs: CandidateSet, time_dependent: bool, targe
 
 def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0, cost_cap_usd: float | None = None,
                   *, default_units: int = 2000, cands: CandidateSet | None = None, max_blocks: int | None = None,
-                  routes_k: int | None = None, horizon_s: float | None = None) -> SlottedProblem:
+                  routes_k: int | None = None, horizon_s: float | None = None, relax: bool = False) -> SlottedProblem:
     """Build the discretized P2 (models/schedule.md section 2) shared by both back ends.
+
+    ``relax=True`` builds the lower-bound relaxation instead (models/schedule.md section 8, P2.20-P2.23): a
+    job starting at s in continuous time is mapped to t = ceil(s / Delta); it holds its resources on the
+    d'_jc = max(floor(R_jc / Delta) - 1, 0) slots it surely covers entirely, its start counts as
+    Delta (t - 1) <= s (offset - Delta), and its cost is the minimum of cost_jc(s) over s in (Delta (t-1), Delta t].
+    Every continuous-time schedule maps to a feasible relaxed solution of no larger objective, so the relaxed
+    optimum (and any proven bound of it) is a lower bound of the continuous P2 optimum over the candidates.
 
     ``mu`` weights cost in the objective (P2.1); with ``cost_cap_usd`` the objective is mean JCT alone and
     total cost <= cap (P2.8, epsilon-constraint).  Candidates are enumerated (D1-D3) and pruned by whole-
@@ -218,7 +269,10 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
             continue
         starts = delta_s * np.arange(lo, H + 1, dtype=float)
         run = np.array([c.run_s for c in cl])
-        d = np.array([_ceil_units(r, delta_s) for r in run], dtype=np.int64)
+        if relax:
+            d = np.array([max(_floor_units(r, delta_s) - 1, 0) for r in run], dtype=np.int64)
+        else:
+            d = np.array([_ceil_units(r, delta_s) for r in run], dtype=np.int64)
         # electricity per start (exact integral, formulas.electricity_usd arithmetic), cached per (region, R)
         memo: dict[tuple[str, float], np.ndarray] = {}
         cost = np.zeros((len(cl), T))
@@ -234,6 +288,8 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
             if inst.objective.egress:
                 tot = tot + c.egress_usd
             cost[ci] = tot
+            if relax and (mu > 0 or eps_mode):
+                cost[ci] = _cost_lower_envelope(inst, curves, job, c, lo, H, delta_s, tot)
         varies = bool(np.any(np.ptp(cost, axis=1) > 0)) and (mu > 0 or eps_mode)
         if not varies:
             cost = cost[:, :1]
@@ -261,8 +317,10 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
         sig.setdefault(k, []).append(jd.index)
     symmetric = [(g[i], g[i + 1]) for g in sig.values() for i in range(len(g) - 1)]
 
+    offset = -math.fsum(j.arrival_s for j in inst.jobs) / n - (float(delta_s) if relax else 0.0)
     prob = SlottedProblem(inst, float(delta_s), float(mu), cost_cap_usd, jobs, H, horizon_proven, resources,
-                          -math.fsum(j.arrival_s for j in inst.jobs) / n, symmetric, cs)
+                          offset, symmetric, cs)
+    prob.stats["relaxed"] = relax
     prob.stats = {"candidates_enumerated": dict(cs.enumerated), "candidates_after_D3": before,
                   "candidates_per_job": {jd.name: len(jd.cands) for jd in jobs},
                   "binding_resources": [r.name for r in resources], "build_problem_s": time.perf_counter() - t_build}

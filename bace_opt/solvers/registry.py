@@ -16,7 +16,7 @@ from ..errors import SolverUnavailableError
 class Backend:
     name: str
     description: str
-    kind: str                      # "milp" (solves the Pyomo model) or "cp" (its own CP-SAT model)
+    kind: str                      # "milp" (the Pyomo model), "cp" (its own CP-SAT model), "race" (a portfolio)
     check: Callable[[], bool]
     warm_start: bool
 
@@ -41,12 +41,19 @@ def _cpsat():
     return cpsat.available()
 
 
+def _race():
+    from . import race
+    return race.available()
+
+
 BACKENDS: dict[str, Backend] = {
     "highs": Backend("highs", "HiGHS in-process through Pyomo (appsi)", "milp", _highs, True),
     "scip": Backend("scip", "SCIP through OR-Tools MathOpt, from the Pyomo model's MPS export", "milp", _scip, True),
     "mathopt-highs": Backend("mathopt-highs", "HiGHS through OR-Tools MathOpt, from the Pyomo model's MPS export",
                              "milp", _mo_highs, False),
     "cpsat": Backend("cpsat", "OR-Tools CP-SAT on its own integer model", "cp", _cpsat, True),
+    "race": Backend("race", "racing portfolio (P1): HiGHS and CP-SAT (and SCIP when asked) in parallel processes, "
+                            "first proof wins", "race", _race, True),
 }
 
 

@@ -1,0 +1,199 @@
+"""P1 solutions in back-end-neutral form (``Solution``: the values of x, a, n, f) and their conversion to and
+from ``JobPlan``s: the decoder (routes followed from the hop flows, cycles dropped; models/placement.md
+section 6), the encoder of a warm start (chains reversed for P1.20, twins reordered for P1.21), the greedy
+start and the choice of MIP start.
+"""
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+from .. import formulas as F
+from ..errors import BaceOptError
+from ..schedule import Block, Hop, JobPlan
+from .placement_data import JobData, PlacementData, identical_pairs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Solution:
+    """Solver-neutral values of the decision variables that define plans."""
+    x: dict[int, float]
+    a: dict[tuple, float]
+    n: dict[tuple, float]                 # (j, r) -> stages
+    f: dict[tuple, float]                 # (j, k, e, d)
+
+
+def plans_from_solution(data: PlacementData, sol: Solution) -> tuple[list[JobPlan], list[str]]:
+    """Decode started jobs into JobPlans (start t0, reservation b_j of the decoded placement)."""
+    inst = data.inst
+    plans, blocked = [], []
+    for d in data.jobs:
+        if sol.x.get(d.j, 0.0) < 0.5:
+            blocked.append(d.job.name)
+            continue
+        chain = []
+        for k in range(1, d.K + 1):
+            rs = [r for r in d.regions if sol.a.get((d.j, k, r), 0.0) > 0.5]
+            if not rs:
+                break
+            chain.append(rs[0])
+        blocks = [Block(inst.regions[r].name, int(round(sol.n[(d.j, r)]))) for r in chain]
+        names = [b.region for b in blocks]
+        tau = F.tau_s(inst, d.job, names)
+        b = F.demand_gbps(d.job, tau)
+        hops = []
+        for k in range(1, len(chain)):
+            route = _follow(data, d, sol, k, chain[k - 1], chain[k])
+            hops.append(Hop(tuple(inst.regions[v].name for v in route), b))
+        plans.append(JobPlan(d.job.name, "done", data.t0, tuple(blocks), tuple(hops)))
+    blocked += list(data.never)
+    return plans, blocked
+
+
+def _follow(data: PlacementData, d: JobData, sol: Solution, k: int, src: int, dst: int) -> list[int]:
+    """The simple path of hop k's flow from src to dst (cycles in the flow's support are dropped)."""
+    inst = data.inst
+    nxt = defaultdict(list)
+    for e in d.links:
+        l = inst.links[e]
+        a, b = inst.region_index[l.a], inst.region_index[l.b]
+        if sol.f.get((d.j, k, e, 0), 0.0) > 0.5:
+            nxt[a].append(b)
+        if sol.f.get((d.j, k, e, 1), 0.0) > 0.5:
+            nxt[b].append(a)
+    path, seen, v = [src], {src}, src
+    while v != dst:
+        cand = [w for w in nxt[v] if w not in seen]
+        if not cand:
+            raise BaceOptError(f"P1 decoder: hop {k} of job {d.job.name!r} has no connected route "
+                               f"{inst.regions[src].name} -> {inst.regions[dst].name} in the solver's flow")
+        v = cand[0]
+        seen.add(v)
+        path.append(v)
+    return path
+
+
+def solution_from_plans(data: PlacementData, plans: Sequence[JobPlan]) -> Solution | None:
+    """Encode a given placement (a warm start) in the model's variables; None if it does not fit the model
+    (a region twice, an ineligible region, an unusable link...).  Chains are reversed if needed (P1.20)."""
+    inst = data.inst
+    by = {p.name: p for p in plans if p.status == "done" and p.blocks}
+    x, a, n, f = {}, {}, {}, {}
+    for d in data.jobs:
+        p = by.get(d.job.name)
+        x[d.j] = 0.0
+        if p is None:
+            continue
+        try:
+            chain = [inst.region_index[b.region] for b in p.blocks]
+            stages = [b.stages for b in p.blocks]
+            routes = [[inst.region_index[v] for v in h.route] for h in p.hops]
+        except KeyError:
+            return None
+        if len(set(chain)) != len(chain) or any(r not in d.cap for r in chain) or len(chain) > d.K:
+            return None
+        if chain[0] > chain[-1]:
+            chain, stages = chain[::-1], stages[::-1]
+            routes = [rt[::-1] for rt in routes[::-1]]
+        x[d.j] = 1.0
+        for k, (r, s) in enumerate(zip(chain, stages), start=1):
+            a[(d.j, k, r)] = 1.0
+            n[(d.j, r)] = float(s)
+        for k, rt in enumerate(routes, start=1):
+            for u, v in zip(rt, rt[1:]):
+                e = inst.link_index.get((inst.regions[u].name, inst.regions[v].name))
+                if e is None or e not in d.links:
+                    return None
+                dd = 0 if inst.region_index[inst.links[e].a] == u else 1
+                f[(d.j, k, e, dd)] = 1.0
+    # P1.21: identical jobs start in order; give a started job's placement to its unstarted twin
+    pairs, changed = identical_pairs(data), True
+    while changed:
+        changed = False
+        for i, j in pairs:
+            if x.get(i, 0) < 0.5 and x.get(j, 0) > 0.5:
+                x[i], x[j] = 1.0, 0.0
+                changed = True
+                for dct in (a, n, f):
+                    for key in [k for k in dct if k[0] == j]:
+                        dct[(i,) + key[1:]] = dct.pop(key)
+    return Solution(x, a, n, f)
+
+
+def greedy_start(data: PlacementData) -> list[JobPlan]:
+    """A quick feasible placement to start the solvers (never reported as a result): jobs by GPU count
+    ascending; each in the cheapest single region that holds it, else filled across regions by ascending
+    price; each hop on the lowest-latency path whose links all have the residual bandwidth."""
+    import networkx as nx
+    inst = data.inst
+    gpus = {r: data.free_gpus[inst.regions[r].name] for r in range(len(inst.regions))}
+    bw = dict(data.free_gbps)
+    plans = []
+    for d in sorted(data.jobs, key=lambda d: (d.job.gpus, d.j)):
+        g, S = d.job.gpus_per_stage, d.S
+        cap = {r: min(S, gpus[r] // g) for r in d.regions}
+        order = sorted((r for r in d.regions if cap[r] > 0), key=lambda r: (d.pi[r], r))
+        single = [r for r in order if cap[r] >= S]
+        if single:
+            chain = [(single[0], S)]
+        else:
+            chain, left = [], S
+            for r in order:
+                if left == 0 or len(chain) == d.K:
+                    break
+                k = min(left, cap[r])
+                chain.append((r, k))
+                left -= k
+            if left:
+                continue
+        names = [inst.regions[r].name for r, _ in chain]
+        b = F.demand_gbps(d.job, F.tau_s(inst, d.job, names))
+        use: dict[int, float] = defaultdict(float)
+        routes, ok = [], True
+        for (u, _), (v, _) in zip(chain, chain[1:]):
+            G = nx.Graph()
+            for e in d.links:
+                if bw[e] - use[e] >= b * (1 - 1e-12):
+                    l = inst.links[e]
+                    G.add_edge(l.a, l.b, w=l.latency_ms + 1e-9)
+            try:
+                path = nx.shortest_path(G, inst.regions[u].name, inst.regions[v].name, weight="w")
+            except (nx.NetworkXNoPath, nx.NodeNotFound):
+                ok = False
+                break
+            for a_, b_ in zip(path, path[1:]):
+                use[inst.link_index[(a_, b_)]] += b
+            routes.append(tuple(path))
+        if not ok:
+            continue
+        for r, k in chain:
+            gpus[r] -= g * k
+        for e, w in use.items():
+            bw[e] -= w
+        plans.append(JobPlan(d.job.name, "done", data.t0,
+                             tuple(Block(inst.regions[r].name, k) for r, k in chain),
+                             tuple(Hop(rt, b) for rt in routes)))
+    return plans
+
+
+def start_solution(data: PlacementData, warm_start: Sequence[JobPlan] | None) -> Solution | None:
+    """The MIP start: the caller's warm start if it fits the model, else (or if it starts fewer jobs) the
+    greedy placement."""
+    cands = []
+    if warm_start:
+        ws = solution_from_plans(data, warm_start)
+        if ws is None:
+            log.warning("warm start does not fit the P1 model (region twice, ineligible region or unusable "
+                        "link); ignored")
+        else:
+            cands.append(ws)
+    gs = solution_from_plans(data, greedy_start(data))
+    if gs is not None:
+        cands.append(gs)
+    if not cands:
+        return None
+    return max(cands, key=lambda s: sum(1 for v in s.x.values() if v > 0.5))

@@ -1,0 +1,399 @@
+"""P1 placement as a Pyomo MILP in the walk formulation (models/placement.md section 9, P1.30-P1.39).
+
+Instead of positions k = 1..K_j and one unit flow per hop (the position formulation of ``placement_milp``),
+job j's hops are described together by ONE walk: binary arc variables F[j,e,d] (link e crossed in direction
+d) forming a trail from the region of the first block to the region of the last that passes through every
+region j uses.  The chain is the order of first visits along the trail, and hop k's route the part of the
+trail between the k-th and (k+1)-th first visit (a simple path after removing loops).  Every chain with its
+routes gives such a trail with the same link uses; every trail decodes to a chain whose link uses are no
+more than the trail's (section 9 proves it), so the optimum is the same and every simple route is still a
+candidate.  The model has no position index (no symmetry between block orders), and per job 2|E_j| arc
+binaries instead of 2 (K_j - 1) |E_j|.
+
+Notation (code name: symbol of models/placement.md):
+    x[j]        x_j        job j starts at t0
+    u[j,r]      u_jr       j uses region r
+    n[j,r,c]    n_jrc      stages of j in region r while the job's slowest speed class is c
+    s[j,c]      s_jc       the slowest GPU speed used by j is class c (only when j's regions have > 1 speed)
+    p[j,r]      p_jr       the trail starts in r (the first block)
+    t[j,r]      t_jr       the trail ends in r (the last block)
+    F[j,e,d]    F_jed      the trail crosses link e in direction d (0: a->b, 1: b->a)
+    z[j,e,d]    z_jed      connectivity flow from the start to every other used region (continuous)
+    sig[j,v]    sigma_jv   supply of that flow at node v (only at the start)
+    q[j,e,d]    q_jed      Pi_j * F_jed: price-weighted GPU rate times arc use (USD/s)
+    v[j,e]      v_je       bandwidth j reserves on link e (only with > 1 speed class)
+"""
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+import pyomo.environ as pyo
+
+from .placement_data import JobData, PlacementData, identical_pairs, job_arcs
+from .placement_solution import Solution
+
+log = logging.getLogger(__name__)
+
+
+def build_model(data: PlacementData) -> pyo.ConcreteModel:
+    """The P1 MILP in the walk form (P1.5, P1.6, P1.13, P1.16, P1.21, P1.30-P1.39) with three objectives,
+    only ``obj_count`` active."""
+    m = pyo.ConcreteModel(name="bace_opt_P1_placement_walk")
+    m.data = data
+    J = data.jobs
+    walk = [d for d in J if d.K > 1]
+    JR = [(d.j, r) for d in J for r in d.regions]
+    JRW = [(d.j, r) for d in walk for r in d.regions]
+    JRC = [(d.j, r, c) for d in J for r in d.regions for c in range(len(d.classes))
+           if d.classes[d.cls_of[r]] >= d.classes[c]]
+    JC = [(d.j, c) for d in J if len(d.classes) > 1 for c in range(len(d.classes))]
+    JE = [(d.j, e) for d in walk for e in d.links]
+    JED = [(j, e, dd) for (j, e) in JE for dd in (0, 1)]
+    JE_multi = [(d.j, e) for d in walk if len(d.classes) > 1 for e in d.links]
+    nodes = range(len(data.inst.regions))
+    JV = [(d.j, v) for d in walk for v in nodes]
+    m.J = pyo.Set(initialize=[d.j for d in J], ordered=True)
+    m.JR = pyo.Set(initialize=JR, dimen=2, ordered=True)
+    m.JRW = pyo.Set(initialize=JRW, dimen=2, ordered=True)
+    m.JRC = pyo.Set(initialize=JRC, dimen=3, ordered=True)
+    m.JC = pyo.Set(initialize=JC, dimen=2, ordered=True)
+    m.JE = pyo.Set(initialize=JE, dimen=2, ordered=True)
+    m.JED = pyo.Set(initialize=JED, dimen=3, ordered=True)
+    m.JE_MULTI = pyo.Set(initialize=JE_multi, dimen=2, ordered=True)
+    m.JV = pyo.Set(initialize=JV, dimen=2, ordered=True)
+
+    m.x = pyo.Var(m.J, domain=pyo.Binary)
+    m.u = pyo.Var(m.JR, domain=pyo.Binary)
+    m.n = pyo.Var(m.JRC, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, r, c: (0, J[j].cap[r]))
+    m.s = pyo.Var(m.JC, domain=pyo.Binary)
+    m.p = pyo.Var(m.JRW, domain=pyo.Binary)
+    m.t = pyo.Var(m.JRW, domain=pyo.Binary)
+    m.F = pyo.Var(m.JED, domain=pyo.Binary)
+    m.z = pyo.Var(m.JED, bounds=lambda _, j, e, dd: (0, J[j].K - 1))
+    m.sig = pyo.Var(m.JRW, bounds=lambda _, j, r: (0, J[j].K - 1))
+    m.q = pyo.Var(m.JED, bounds=lambda _, j, e, dd: (0, J[j].pi_max))
+    m.v = pyo.Var(m.JE_MULTI, domain=pyo.NonNegativeReals)
+
+    add_stages(m)
+    add_classes(m)
+    add_trail(m)
+    add_connectivity(m)
+    add_capacity(m)
+    add_cost_linearization(m)
+    add_symmetry_breaking(m)
+    add_objectives(m)
+    return m
+
+
+def _nr(m, d: JobData, r: int):
+    """n_jr = sum_c n_jrc: stages of j in r."""
+    return sum(m.n[d.j, r, c] for c in range(len(d.classes)) if d.classes[d.cls_of[r]] >= d.classes[c])
+
+
+def _sigma(m, d: JobData, c: int):
+    return m.s[d.j, c] if len(d.classes) > 1 else m.x[d.j]
+
+
+def _U(m, j, e):
+    """U_je = F_je0 + F_je1: times the trail crosses link e (<= 2, P1.33)."""
+    return m.F[j, e, 0] + m.F[j, e, 1]
+
+
+def add_stages(m):
+    """P1.5 sum_r n_jr = S_j x_j; P1.6 u_jr <= n_jr <= cap_jr u_jr; P1.30 a job without a walk (K_j = 1)
+    uses one region: sum_r u_jr <= x_j."""
+    J = m.data.jobs
+    m.con_stages_total = pyo.Constraint(m.J, rule=lambda m, j: sum(_nr(m, J[j], r) for r in J[j].regions)
+                                        == J[j].S * m.x[j])
+    m.con_stages_min = pyo.Constraint(m.JR, rule=lambda m, j, r: _nr(m, J[j], r) >= m.u[j, r])
+    m.con_stages_max = pyo.Constraint(m.JR, rule=lambda m, j, r: _nr(m, J[j], r) <= J[j].cap[r] * m.u[j, r])
+    m.con_single = pyo.Constraint([d.j for d in J if d.K == 1],
+                                  rule=lambda m, j: sum(m.u[j, r] for r in J[j].regions) <= m.x[j])
+
+
+def add_classes(m):
+    """P1.16 with u_jr for the region use: sum_c s_jc = x_j; n_jrc <= cap_jr s_jc; s_jc <= sum_{f_r = f_c} u_jr;
+    P1.40 (tighter, valid because every stage of j is counted in the chosen class): sum_r n_jrc = S_j s_jc."""
+    J = m.data.jobs
+    m.con_class_total = pyo.Constraint(
+        m.JC, rule=lambda m, j, c: sum(m.n[j, r, c] for r in J[j].regions if (j, r, c) in m.n) == J[j].S * m.s[j, c])
+    m.con_class_one = pyo.Constraint([d.j for d in J if len(d.classes) > 1],
+                                     rule=lambda m, j: sum(m.s[j, c] for c in range(len(J[j].classes))) == m.x[j])
+    JRC_multi = [(j, r, c) for (j, r, c) in m.JRC if len(J[j].classes) > 1]
+    m.con_class_stages = pyo.Constraint(JRC_multi, rule=lambda m, j, r, c: m.n[j, r, c] <= J[j].cap[r] * m.s[j, c])
+    m.con_class_attained = pyo.Constraint(
+        m.JC, rule=lambda m, j, c: m.s[j, c] <= sum(m.u[j, r] for r in J[j].regions if J[j].cls_of[r] == c))
+
+
+def _arcs(m):
+    data = m.data
+    if not hasattr(m, "_arc_cache"):
+        m._arc_cache = {d.j: job_arcs(data.inst, d) for d in data.jobs if d.K > 1}
+    return m._arc_cache
+
+
+def add_trail(m):
+    """P1.31 sum_r p_jr = x_j, sum_r t_jr = x_j, p_jr <= u_jr, t_jr <= u_jr (the trail starts and ends in
+    used regions);  P1.32 balance at every node v: sum_out F - sum_in F = p_jv - t_jv (0 at nodes j cannot
+    use);  P1.33 F binary: each link at most once per direction (section 9: a second crossing in the same
+    direction is never needed);  P1.34 valid cuts: F_jed <= x_j; every used region other than the start is
+    entered, sum_in F >= u_jv - p_jv; the trail has at least (regions used - 1) arcs."""
+    J = m.data.jobs
+    arcs = _arcs(m)
+    walk = [d.j for d in J if d.K > 1]
+    m.con_start_one = pyo.Constraint(walk, rule=lambda m, j: sum(m.p[j, r] for r in J[j].regions) == m.x[j])
+    m.con_end_one = pyo.Constraint(walk, rule=lambda m, j: sum(m.t[j, r] for r in J[j].regions) == m.x[j])
+    m.con_start_used = pyo.Constraint(m.JRW, rule=lambda m, j, r: m.p[j, r] <= m.u[j, r])
+    m.con_end_used = pyo.Constraint(m.JRW, rule=lambda m, j, r: m.t[j, r] <= m.u[j, r])
+
+    def bal(m, j, v):
+        d = J[j]
+        oa, ia = arcs[j]
+        lhs = sum(m.F[j, e, dd] for e, dd in oa[v]) - sum(m.F[j, e, dd] for e, dd in ia[v])
+        rhs = (m.p[j, v] - m.t[j, v]) if v in d.cap else 0
+        if isinstance(lhs, int) and isinstance(rhs, int):
+            return pyo.Constraint.Skip
+        return lhs == rhs
+    m.con_balance = pyo.Constraint(m.JV, rule=bal)
+    m.con_arc_started = pyo.Constraint(m.JED, rule=lambda m, j, e, dd: m.F[j, e, dd] <= m.x[j])
+
+    def entered(m, j, r):
+        ia = arcs[j][1]
+        if not ia[r]:
+            return m.u[j, r] <= m.p[j, r]
+        return sum(m.F[j, e, dd] for e, dd in ia[r]) >= m.u[j, r] - m.p[j, r]
+    m.con_entered = pyo.Constraint(m.JRW, rule=entered)
+    m.con_arcs_min = pyo.Constraint(walk, rule=lambda m, j: sum(_U(m, j, e) for e in J[j].links)
+                                    >= sum(m.u[j, r] for r in J[j].regions) - m.x[j])
+
+
+def add_connectivity(m):
+    """P1.35 single-commodity flow from the start to every other used region over the trail's arcs:
+    sigma_jv <= (K_j - 1) p_jv, sum_v sigma_jv = sum_r u_jr - x_j;
+    at node v: sum_in z - sum_out z = u_jv - p_jv - sigma_jv (0 at nodes j cannot use);  z_jed <= (K_j - 1) F_jed.
+    So every used region is reached from the start along arcs of the trail: the support of F is connected
+    where it matters, and a trail from start to end through all of them exists (Euler)."""
+    J = m.data.jobs
+    arcs = _arcs(m)
+    walk = [d.j for d in J if d.K > 1]
+    m.con_supply_at_start = pyo.Constraint(m.JRW, rule=lambda m, j, r: m.sig[j, r] <= (J[j].K - 1) * m.p[j, r])
+    m.con_supply_total = pyo.Constraint(walk, rule=lambda m, j: sum(m.sig[j, r] for r in J[j].regions)
+                                        == sum(m.u[j, r] for r in J[j].regions) - m.x[j])
+
+    def conn(m, j, v):
+        d = J[j]
+        oa, ia = arcs[j]
+        lhs = sum(m.z[j, e, dd] for e, dd in ia[v]) - sum(m.z[j, e, dd] for e, dd in oa[v])
+        rhs = (m.u[j, v] - m.p[j, v] - m.sig[j, v]) if v in d.cap else 0
+        if isinstance(lhs, int) and isinstance(rhs, int):
+            return pyo.Constraint.Skip
+        return lhs == rhs
+    m.con_connect = pyo.Constraint(m.JV, rule=conn)
+    m.con_connect_arc = pyo.Constraint(m.JED, rule=lambda m, j, e, dd: m.z[j, e, dd] <= (J[j].K - 1) * m.F[j, e, dd])
+
+
+def add_capacity(m):
+    """P1.13 GPUs; P1.36 bandwidth sum_j b_j U_je <= free_e (one class), or with several classes
+    v_je >= b_jc (U_je - 2 (1 - s_jc)) and sum_j v_je <= free_e."""
+    data = m.data
+    J = data.jobs
+    R = sorted({r for d in J for r in d.regions})
+    m.con_gpus = pyo.Constraint(R, rule=lambda m, r: sum(d.job.gpus_per_stage * _nr(m, d, r)
+                                                         for d in J if r in d.cap) <= data.free_gpus[data.region_names[r]])
+    m.con_reserve_class = pyo.Constraint(
+        [(j, e, c) for (j, e) in m.JE_MULTI for c in range(len(J[j].classes))],
+        rule=lambda m, j, e, c: m.v[j, e] >= J[j].demand[c] * (_U(m, j, e) - 2 * (1 - m.s[j, c])))
+    E = sorted({e for d in J if d.K > 1 for e in d.links})
+
+    def bw_rule(m, e):
+        terms = []
+        for d in J:
+            if d.K <= 1 or e not in d.links:
+                continue
+            terms.append(m.v[d.j, e] if len(d.classes) > 1 else d.demand[0] * _U(m, d.j, e))
+        if not terms:
+            return pyo.Constraint.Skip
+        return sum(terms) <= data.free_gbps[e]
+    m.con_bandwidth = pyo.Constraint(E, rule=bw_rule)
+
+
+def _pi_expr(m, d: JobData):
+    return sum(d.pi[r] * _nr(m, d, r) for r in d.regions)
+
+
+def add_cost_linearization(m):
+    """P1.37 q_jed = Pi_j F_jed exactly (F binary): q >= Pi_j - Pi_max_j (1 - F), q >= Pi_min_j F, q >= 0."""
+    J = m.data.jobs
+    m.con_cost_product = pyo.Constraint(m.JED, rule=lambda m, j, e, dd:
+                                        m.q[j, e, dd] >= _pi_expr(m, J[j]) - J[j].pi_max * (1 - m.F[j, e, dd]))
+    m.con_cost_product_min = pyo.Constraint(m.JED, rule=lambda m, j, e, dd:
+                                            m.q[j, e, dd] >= J[j].pi_min * m.F[j, e, dd])
+
+
+def add_symmetry_breaking(m):
+    """P1.38 a trail and its reverse cost the same: index(start) <= index(end).  P1.21 identical jobs start
+    in order."""
+    J = m.data.jobs
+    walk = [d.j for d in J if d.K > 1]
+    m.con_sym_reverse = pyo.Constraint(walk, rule=lambda m, j: sum(r * m.p[j, r] for r in J[j].regions)
+                                       <= sum(r * m.t[j, r] for r in J[j].regions))
+    pairs = identical_pairs(m.data)
+    m.SYM_PAIRS = pyo.Set(initialize=pairs, dimen=2, ordered=True)
+    m.con_sym_jobs = pyo.Constraint(m.SYM_PAIRS, rule=lambda m, i, j: m.x[i] >= m.x[j])
+
+
+def cost_expr(m):
+    """P1.39 cost: sum_j [ sum_rc pi_r base_jc n_jrc + lat_j sum_ed l_e q_jed (+ egress_j sum_e eps_e U_je) ]."""
+    data = m.data
+    inst = data.inst
+    J = data.jobs
+    terms = [J[j].pi[r] * J[j].base_s[c] * m.n[j, r, c] for (j, r, c) in m.JRC]
+    for (j, e, dd) in m.JED:
+        d = J[j]
+        lat = inst.links[e].latency_ms
+        if lat:
+            terms.append(d.lat_coef * lat * m.q[j, e, dd])
+        if data.egress and inst.links[e].egress_usd_per_gb:
+            terms.append(d.egress_coef * inst.links[e].egress_usd_per_gb * m.F[j, e, dd])
+    return sum(terms) if terms else 0.0
+
+
+def runtime_expr(m):
+    """P1.19 in the walk form: sum_j [ sum_c base_jc s_jc + lat_j sum_e l_e U_je ]."""
+    inst = m.data.inst
+    J = m.data.jobs
+    terms = [d.base_s[c] * _sigma(m, d, c) for d in J for c in range(len(d.classes))]
+    for (j, e, dd) in m.JED:
+        lat = inst.links[e].latency_ms
+        if lat:
+            terms.append(J[j].lat_coef * lat * m.F[j, e, dd])
+    return sum(terms) if terms else 0.0
+
+
+def add_objectives(m):
+    """P1.17 level 1: min -sum_j x_j; level 2: min cost (P1.39); level 3: min total run time."""
+    m.obj_count = pyo.Objective(expr=-sum(m.x[j] for j in m.J), sense=pyo.minimize)
+    m.obj_cost = pyo.Objective(expr=cost_expr(m), sense=pyo.minimize)
+    m.obj_run = pyo.Objective(expr=runtime_expr(m), sense=pyo.minimize)
+    m.obj_cost.deactivate()
+    m.obj_run.deactivate()
+
+
+# ---------------------------------------------------------------------- decoding and warm starts
+
+def _ends(inst, e, dd):
+    l = inst.links[e]
+    a, b = inst.region_index[l.a], inst.region_index[l.b]
+    return (a, b) if dd == 0 else (b, a)
+
+
+def trail_chain(inst, used: set[int], start: int, arcs_used: list[tuple[int, int]]) -> tuple[list[int], list[list[int]]]:
+    """(chain, routes) from a trail: the Eulerian trail from ``start`` over the directed arcs ``arcs_used``
+    (Hierholzer), the used regions in order of first visit, and each hop's route = the trail between two
+    consecutive first visits with loops removed (a simple path).  Arcs not reachable from the start (a
+    cycle through transit nodes only) are ignored."""
+    adj = defaultdict(list)
+    for a, b in sorted(arcs_used, reverse=True):
+        adj[a].append(b)
+    stack, trail = [start], []
+    while stack:
+        v = stack[-1]
+        if adj[v]:
+            stack.append(adj[v].pop())
+        else:
+            trail.append(stack.pop())
+    trail.reverse()
+    chain, cut = [], []
+    for i, v in enumerate(trail):
+        if v in used and v not in chain:
+            chain.append(v)
+            cut.append(i)
+    missing = used - set(chain)
+    if missing:
+        raise ValueError(f"trail from {start} does not reach used region(s) {sorted(missing)}")
+    routes = []
+    for i0, i1 in zip(cut, cut[1:]):
+        seg, pos = [], {}
+        for v in trail[i0:i1 + 1]:
+            if v in pos:                     # a loop: cut back to the first visit of v
+                del seg[pos[v] + 1:]
+                pos = {w: k for k, w in enumerate(seg)}
+            else:
+                pos[v] = len(seg)
+                seg.append(v)
+        routes.append(seg)
+    return chain, routes
+
+
+def solution_from_pyomo(m) -> Solution:
+    """The decoded solution in the position form of ``placement_solution.Solution`` (x, a, n, f), so the
+    shared decoder ``plans_from_solution`` turns it into JobPlans."""
+    data = m.data
+    inst = data.inst
+    x, a, n, f = {}, {}, {}, {}
+    for d in data.jobs:
+        j = d.j
+        x[j] = 1.0 if (m.x[j].value or 0.0) > 0.5 else 0.0
+        for r in d.regions:
+            n[(j, r)] = float(round(sum((m.n[j, r, c].value or 0.0) for c in range(len(d.classes))
+                                        if (j, r, c) in m.n)))
+        if x[j] < 0.5:
+            continue
+        used = {r for r in d.regions if n[(j, r)] >= 1}
+        if len(used) == 1 or d.K == 1:
+            a[(j, 1, next(iter(used)))] = 1.0
+            continue
+        start = next(r for r in d.regions if (m.p[j, r].value or 0.0) > 0.5)
+        arcs_used = [_ends(inst, e, dd) for e in d.links for dd in (0, 1) if (m.F[j, e, dd].value or 0.0) > 0.5]
+        chain, routes = trail_chain(inst, used, start, arcs_used)
+        for k, r in enumerate(chain, start=1):
+            a[(j, k, r)] = 1.0
+        for k, rt in enumerate(routes, start=1):
+            for u_, v_ in zip(rt, rt[1:]):
+                e = inst.link_index[(inst.regions[u_].name, inst.regions[v_].name)]
+                dd = 0 if inst.region_index[inst.links[e].a] == u_ else 1
+                f[(j, k, e, dd)] = 1.0
+    return Solution(x, a, n, f)
+
+
+def load_solution_into_pyomo(m, sol: Solution) -> bool:
+    """Set every variable of ``m`` from a position-form ``sol`` (a complete MIP start).  Returns False (and
+    sets nothing useful) when a job's routes cross a link twice in the same direction, which P1.33 excludes."""
+    data = m.data
+    inst = data.inst
+    for v in m.component_data_objects(pyo.Var):
+        v.set_value(0, skip_validation=True)
+    for d in data.jobs:
+        j = d.j
+        if sol.x.get(j, 0.0) < 0.5:
+            continue
+        m.x[j].set_value(1)
+        chain = [r for k in range(1, d.K + 1) for r in d.regions if sol.a.get((j, k, r), 0) > 0.5]
+        cls = min(d.cls_of[r] for r in chain)
+        if len(d.classes) > 1:
+            for c in range(len(d.classes)):
+                m.s[j, c].set_value(1 if c == cls else 0)
+        pi = 0.0
+        for r in chain:
+            nr = round(sol.n[(j, r)])
+            m.u[j, r].set_value(1)
+            m.n[j, r, cls].set_value(nr)
+            pi += d.pi[r] * nr
+        if d.K == 1:
+            continue
+        m.p[j, chain[0]].set_value(1)
+        m.t[j, chain[-1]].set_value(1)
+        m.sig[j, chain[0]].set_value(len(chain) - 1)
+        for (jj, k, e, dd), val in sol.f.items():
+            if jj != j or val < 0.5:
+                continue
+            if m.F[j, e, dd].value:
+                return False
+            m.F[j, e, dd].set_value(1)
+            m.q[j, e, dd].set_value(pi)
+            m.z[j, e, dd].set_value(m.z[j, e, dd].value + len(chain) - k)
+        for e in d.links:
+            if (j, e) in m.v:
+                m.v[j, e].set_value(d.demand[cls] * (m.F[j, e, 0].value + m.F[j, e, 1].value))
+    return True

@@ -1,0 +1,118 @@
+"""The racing portfolio (bace_opt.solvers.race, ``--solver race``): the first proof wins, the choice depends only
+on the results, bad members are refused, and Ctrl-C stops every child within seconds."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bace_opt.errors import InputError
+from bace_opt.exact import solve
+from bace_opt.exact.placement import solve_placement
+from bace_opt.instance import GpuType, Instance, Job, Link, Objective, Region
+from bace_opt.schedule import SolverInfo
+from bace_opt.solvers import race, registry
+from bace_opt.solvers.base import SolveOptions
+
+pytestmark = pytest.mark.skipif(not (registry.available("highs") and registry.available("cpsat")),
+                                reason="needs HiGHS and CP-SAT")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny() -> Instance:
+    gt = {"A6000": GpuType("A6000", 100.0, 48, 300)}
+    regions = (Region("A", "A6000", 3, 0.10), Region("B", "A6000", 3, 0.20), Region("C", "A6000", 2, 0.15))
+    links = (Link("A", "B", 10.0, 20.0), Link("B", "C", 10.0, 5.0), Link("A", "C", 2.0, 60.0))
+    jobs = tuple(Job(f"j{i}", 0.0, s, 8, 100, 0.2, 25.0) for i, s in enumerate((4, 3, 2)))
+    return Instance("race-tiny", gt, "A6000", regions, links, jobs, Objective()).validated()
+
+
+def test_race_proves_the_same_optimum_and_names_the_prover():
+    inst = tiny()
+    alone = solve_placement(inst, solver="highs", options=SolveOptions(time_limit_s=30))
+    r = solve_placement(inst, solver="race", options=SolveOptions(time_limit_s=30))
+    si = r.solver_info
+    assert si.name == "race" and si.status == "optimal"
+    assert si.extra["proved_by"] in ("highs", "cpsat")
+    assert {m["member"] for m in si.extra["members"]} == {"highs", "cpsat"}
+    assert [l["objective"] for l in r.levels][0] == alone.levels[0]["objective"]
+    assert si.extra["cost_usd"] == pytest.approx(alone.solver_info.extra["cost_usd"], rel=1e-6)
+    sched = solve(inst, solver="race", time_limit=30)
+    assert sched.solver.status == "optimal" and sched.method == "exact-placement-race"
+
+
+def _fake(status, count, cost, run):
+    lv = [{"level": 1, "objective": count, "status": "optimal"},
+          {"level": 2, "objective": cost, "status": "optimal" if status == "optimal" else "feasible"},
+          {"level": 3, "objective": run, "status": "optimal" if status == "optimal" else "feasible"}]
+    from bace_opt.exact.placement import PlacementResult
+    return PlacementResult([], [], SolverInfo(name="x", status=status), lv, 0.0)
+
+
+def test_choice_depends_only_on_results_and_member_order():
+    a, b, c = _fake("feasible", 3, 10.0, 5.0), _fake("optimal", 3, 10.5, 5.0), _fake("optimal", 3, 10.5, 5.0)
+    assert race.choose({0: a, 1: b}) == 1                      # a proof beats a better unproven incumbent
+    assert race.choose({2: c, 1: b}) == race.choose({1: b, 2: c}) == 1   # ties: the earlier member
+    d = _fake("feasible", 4, 99.0, 5.0)
+    assert race.choose({0: a, 3: d}) == 3                      # unproven: more jobs first
+
+
+def test_bad_members_and_problems_are_refused():
+    inst = tiny()
+    with pytest.raises(InputError, match="race members"):
+        solve_placement(inst, solver="race", race_members=["gurobi"])
+    with pytest.raises(InputError, match="placement"):
+        solve(inst, problem="schedule", solver="race")
+
+
+def _children(pid):
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat[1]) == pid:
+                out.append(int(d.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_ctrl_c_stops_every_child_within_seconds(tmp_path):
+    from bace_opt.builders.paper import paper_instance
+    path = tmp_path / "big.json"
+    path.write_text(paper_instance(seed=1, jobs=24).to_json())
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    code = "import sys; from bace_opt.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    p = subprocess.Popen([sys.executable, "-c", code, "solve", str(path), "--solver", "race",
+                          "--time-limit", "300", "-o", str(tmp_path / "out.json")], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        kids = []
+        t = time.monotonic()
+        while time.monotonic() - t < 60 and len(kids) < 2:
+            time.sleep(0.2)
+            kids = _children(p.pid)
+        assert len(kids) >= 2, "the race did not start its members"
+        time.sleep(1.0)
+        p.send_signal(signal.SIGINT)
+        t = time.monotonic()
+        _, err = p.communicate(timeout=20)
+        stopped_s = time.monotonic() - t
+        assert p.returncode == 130, err
+        assert "interrupted" in err and "Traceback" not in err
+        for k in kids:
+            assert not Path(f"/proc/{k}").exists() or "Z" in (Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[0])
+        assert not (tmp_path / "out.json").exists()
+        assert stopped_s < 20
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
