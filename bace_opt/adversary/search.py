@@ -38,6 +38,16 @@ from typing import Any, Callable, Mapping
 from ..errors import InputError
 from .space import Space, SpaceConfig, features, make_space
 
+
+def _import_optuna():
+    """Optuna, imported without the warning tqdm.auto gives inside Jupyter when ipywidgets is absent (Optuna
+    imports tqdm.auto for a progress bar we never show)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        import optuna
+    return optuna
+
 log = logging.getLogger(__name__)
 
 SAMPLERS = ("tpe", "random")
@@ -160,14 +170,14 @@ def _json_default(v):
 # ---------------------------------------------------------------------- the search
 
 def _sampler(name: str, seed: int):
-    import optuna
+    optuna = _import_optuna()
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     return optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=10)
 
 
 def _retell(study, space: Space, recs: list[dict]) -> None:
-    import optuna
+    optuna = _import_optuna()
     from optuna.trial import TrialState, create_trial
     for r in sorted(recs, key=lambda r: r["trial"]):
         try:
@@ -186,7 +196,7 @@ def run_adversary(config: AdversaryConfig, out_dir, budget: int, *, workers: int
     """Search until ``budget`` candidates are finished in ``out_dir`` (resuming what is there); write the
     worst instances and the report; return the records.  ``workers`` candidates are evaluated at once (local
     processes, or ``dask_address``: a Dask scheduler, ``"local"`` for a LocalCluster)."""
-    import optuna
+    optuna = _import_optuna()
     config.check()
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise InputError(f"budget: must be an integer >= 1, got {budget!r}")
@@ -217,7 +227,7 @@ def _lock(out: Path):
 
 
 def _run_locked(config, out: Path, budget, workers, dask_address, keep, on_record) -> "AdversaryResult":
-    import optuna
+    optuna = _import_optuna()
     cfg_path = out / "config.json"
     if cfg_path.exists():
         try:
