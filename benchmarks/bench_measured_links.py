@@ -48,7 +48,7 @@ def run() -> list[dict]:
                              "links_gbps": f"{min(bws):.2f}-{max(bws):.2f}", "policy": pol,
                              "jobs_done": f"{done}/{len(s.jobs)}",
                              "avg_jct_h": round(rep.metrics["avg_jct_s"] / 3600, 2) if done else "",
-                             "peak_link_use": round(ev, 3), "peak_from": "evaluator"})
+                             "peak_link_use": round(ev, 3) if ev is not None else "", "peak_from": "evaluator"})
     return rows
 
 
@@ -75,7 +75,7 @@ def write(rows: list[dict]) -> None:
         for p in POLICIES:
             r = rs[p]
             total = r["jobs_done"].split("/")[1]
-            cells.append(f"{r['peak_link_use']:.0%}" + ("" if r["jobs_done"] == f"{total}/{total}"
+            cells.append((f"{r['peak_link_use']:.0%}" if r['peak_link_use'] != '' else '-') + ("" if r["jobs_done"] == f"{total}/{total}"
                                                         else f" ({r['jobs_done']} done)"))
         lines.append(f"| {i} | {first['links_gbps']} | " + " | ".join(cells) + " |")
     tmp = out / "measured-links.md.tmp"
