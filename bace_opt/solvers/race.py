@@ -25,6 +25,7 @@ import multiprocessing as mp
 import os
 import queue
 import signal
+import threading
 import time
 from dataclasses import replace
 from typing import Sequence
@@ -47,8 +48,24 @@ def available() -> bool:
 
 
 def _context():
-    methods = mp.get_all_start_methods()
-    return mp.get_context("fork" if "fork" in methods else "spawn")
+    """Members are *spawned*, never forked: Pyomo guards its output capture with a multiprocessing lock
+    that a forked child shares with the parent, and a member stopped while it holds that lock (the race
+    terminates the losers) would leave every later Pyomo solve of the parent waiting on it."""
+    return mp.get_context("spawn")
+
+
+def _start_ignoring_sigint(procs) -> None:
+    """Start the members with SIGINT ignored from their first instruction (an ignored signal stays ignored
+    across exec, and Python then installs no KeyboardInterrupt handler): a Ctrl-C reaches the whole
+    process group, and a member still starting up must not die with a traceback; the parent stops them."""
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        for p in procs:
+            p.start()
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, old)
 
 
 def _member(i: int, solver: str, inst, options: SolveOptions, kw: dict, out) -> None:
@@ -129,8 +146,7 @@ def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: S
     winner = None
     limit = None if options.time_limit_s is None else options.time_limit_s + GRACE_S
     try:
-        for p in procs:
-            p.start()
+        _start_ignoring_sigint(procs)
         while len(results) + len(errors) < len(procs):
             try:
                 batch = [out.get(timeout=POLL_S)]
