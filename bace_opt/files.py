@@ -47,44 +47,16 @@ def _finish(tmp: str, path: Path) -> None:
         pass
 
 
-def atomic_write(path, data: str | bytes, encoding: str = "utf-8") -> Path:
-    """Write ``data`` (text or bytes) to ``path`` atomically; returns the path.
-
-    Raises ``InputError`` naming the path when it cannot be written (missing folder, no permission, disk
-    full); the previous content of ``path``, if any, is then untouched."""
-    path = Path(path)
-    raw = data.encode(encoding) if isinstance(data, str) else bytes(data)
+def _write_atomically(path: Path, write) -> Path:
+    """Create a temporary file beside ``path``, let ``write(fd, tmp)`` fill it (and close ``fd``), fsync it,
+    rename it over ``path``.  An OSError becomes an ``InputError`` naming the path; on any failure the
+    temporary file is removed and the previous content of ``path`` stays."""
     try:
         fd, tmp = _tmp_in(path)
     except OSError as e:
         raise InputError(f"cannot write {path}: {e.strerror or e}") from None
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
-        _finish(tmp, path)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError):
-            raise InputError(f"cannot write {path}: {e.strerror or e}") from None
-        raise
-    return path
-
-
-def atomic_savefig(fig, path, **kwargs) -> Path:
-    """``fig.savefig`` to ``path`` atomically (the format comes from the suffix)."""
-    path = Path(path)
-    try:
-        fd, tmp = _tmp_in(path)
-    except OSError as e:
-        raise InputError(f"cannot write {path}: {e.strerror or e}") from None
-    os.close(fd)
-    try:
-        fig.savefig(tmp, format=path.suffix.lstrip(".").lower() or None, **kwargs)
+        write(fd, tmp)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         _finish(tmp, path)
@@ -97,6 +69,29 @@ def atomic_savefig(fig, path, **kwargs) -> Path:
             raise InputError(f"cannot write {path}: {e.strerror or e}") from None
         raise
     return path
+
+
+def atomic_write(path, data: str | bytes, encoding: str = "utf-8") -> Path:
+    """Write ``data`` (text or bytes) to ``path`` atomically; returns the path.
+
+    Raises ``InputError`` naming the path when it cannot be written (missing folder, no permission, disk
+    full); the previous content of ``path``, if any, is then untouched."""
+    raw = data.encode(encoding) if isinstance(data, str) else bytes(data)
+
+    def write(fd, tmp):
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+    return _write_atomically(Path(path), write)
+
+
+def atomic_savefig(fig, path, **kwargs) -> Path:
+    """``fig.savefig`` to ``path`` atomically (the format comes from the suffix)."""
+    path = Path(path)
+
+    def write(fd, tmp):
+        os.close(fd)
+        fig.savefig(tmp, format=path.suffix.lstrip(".").lower() or None, **kwargs)
+    return _write_atomically(path, write)
 
 
 def _same_file(a: Path, b: Path) -> bool:
