@@ -35,6 +35,7 @@ import pyomo.environ as pyo
 
 from ..instance import Instance
 from ..solvers.base import SolveOptions, SolveResult, Termination, relative_gap
+from .placement_common import add_speed_classes, class_index_sets, price_rate, sigma, stages_in
 from .placement_data import (JobData, PlacementData, count_upper_bound, has_negative_prices, identical_pairs,
                              job_arcs)
 from .placement_levels import LEVEL_TOL, level_record, remaining_s
@@ -48,13 +49,10 @@ def build_model(data: PlacementData) -> pyo.ConcreteModel:
     m = pyo.ConcreteModel(name="bace_opt_P1_placement")
     m.data = data
     J = data.jobs
-    inst = data.inst
     # ---- index sets, precomputed (models/placement.md section 1)
     JK = [(d.j, k) for d in J for k in range(1, d.K + 1)]
     JKR = [(d.j, k, r) for d in J for k in range(1, d.K + 1) for r in d.regions]
-    JRC = [(d.j, r, c) for d in J for r in d.regions for c in range(len(d.classes))
-           if d.classes[d.cls_of[r]] >= d.classes[c]]
-    JC = [(d.j, c) for d in J if len(d.classes) > 1 for c in range(len(d.classes))]
+    JRC, JC = class_index_sets(J)
     JH = [(d.j, k) for d in J for k in range(1, d.K)]
     JHR = [(d.j, k, r) for d in J for k in range(1, d.K) for r in d.regions]
     JHE = [(d.j, k, e) for d in J for k in range(1, d.K) for e in d.links]
@@ -100,19 +98,9 @@ def _o(m, d: JobData, k: int):
     return sum(m.a[d.j, k, r] for r in d.regions)
 
 
-def _nr(m, d: JobData, r: int):
-    """n_jr = sum_c n_jrc: stages of j in r."""
-    return sum(m.n[d.j, r, c] for c in range(len(d.classes)) if d.classes[d.cls_of[r]] >= d.classes[c])
-
-
 def _u(m, d: JobData, r: int):
     """u_jr = sum_k a_jkr: j uses region r (P1.4 makes it binary)."""
     return sum(m.a[d.j, k, r] for k in range(1, d.K + 1))
-
-
-def _sigma(m, d: JobData, c: int):
-    """s_jc, or x_j when j has a single speed class."""
-    return m.s[d.j, c] if len(d.classes) > 1 else m.x[d.j]
 
 
 def _g(m, j, k, e):
@@ -134,23 +122,16 @@ def add_positions(m):
 def add_stages(m):
     """P1.5 sum_r n_jr = S_j x_j; P1.6 u_jr <= n_jr <= cap_jr u_jr (a used region holds >= 1 stage)."""
     J = m.data.jobs
-    m.con_stages_total = pyo.Constraint(m.J, rule=lambda m, j: sum(_nr(m, J[j], r) for r in J[j].regions)
+    m.con_stages_total = pyo.Constraint(m.J, rule=lambda m, j: sum(stages_in(m, J[j], r) for r in J[j].regions)
                                         == J[j].S * m.x[j])
     JR = [(d.j, r) for d in J for r in d.regions]
-    m.con_stages_min = pyo.Constraint(JR, rule=lambda m, j, r: _nr(m, J[j], r) >= _u(m, J[j], r))
-    m.con_stages_max = pyo.Constraint(JR, rule=lambda m, j, r: _nr(m, J[j], r) <= J[j].cap[r] * _u(m, J[j], r))
+    m.con_stages_min = pyo.Constraint(JR, rule=lambda m, j, r: stages_in(m, J[j], r) >= _u(m, J[j], r))
+    m.con_stages_max = pyo.Constraint(JR, rule=lambda m, j, r: stages_in(m, J[j], r) <= J[j].cap[r] * _u(m, J[j], r))
 
 
 def add_classes(m):
-    """P1.16 slowest speed class, exact: sum_c s_jc = x_j; n_jrc <= cap_jr s_jc (n_jrc exists only for
-    f_r >= f_c); s_jc <= sum_{r: f_r = f_c} u_jr (the class is attained, so tau_j is exactly t_j/f_c)."""
-    J = m.data.jobs
-    m.con_class_one = pyo.Constraint([d.j for d in J if len(d.classes) > 1],
-                                     rule=lambda m, j: sum(m.s[j, c] for c in range(len(J[j].classes))) == m.x[j])
-    JRC_multi = [(j, r, c) for (j, r, c) in m.JRC if len(J[j].classes) > 1]
-    m.con_class_stages = pyo.Constraint(JRC_multi, rule=lambda m, j, r, c: m.n[j, r, c] <= J[j].cap[r] * m.s[j, c])
-    m.con_class_attained = pyo.Constraint(
-        m.JC, rule=lambda m, j, c: m.s[j, c] <= sum(_u(m, J[j], r) for r in J[j].regions if J[j].cls_of[r] == c))
+    """P1.16 (``placement_common.add_speed_classes``) with u_jr = sum_k a_jkr."""
+    add_speed_classes(m, _u)
 
 
 def add_hops(m):
@@ -221,7 +202,7 @@ def add_capacity(m):
     data = m.data
     J = data.jobs
     R = sorted({r for d in J for r in d.regions})
-    m.con_gpus = pyo.Constraint(R, rule=lambda m, r: sum(d.job.gpus_per_stage * _nr(m, d, r)
+    m.con_gpus = pyo.Constraint(R, rule=lambda m, r: sum(d.job.gpus_per_stage * stages_in(m, d, r)
                                                          for d in J if r in d.cap) <= data.free_gpus[data.region_names[r]])
     m.con_reserve_class = pyo.Constraint(
         [(j, e, c) for (j, e) in m.JE_MULTI for c in range(len(J[j].classes))],
@@ -244,18 +225,13 @@ def add_capacity(m):
     m.con_bandwidth = pyo.Constraint(E, rule=bw_rule)
 
 
-def _pi_expr(m, d: JobData):
-    """Pi_j = sum_r pi_r n_jr (USD per second of run time)."""
-    return sum(d.pi[r] * _nr(m, d, r) for r in d.regions)
-
-
 def add_cost_linearization(m):
     """P1.15 q_jke = Pi_j * g_jke exactly (g binary): q >= Pi_j - Pi_max_j (1 - g), q >= Pi_min_j g, q >= 0.
     Only lower bounds are needed: q appears with a non-negative coefficient in a minimized objective and
     nowhere else, so at an optimum q takes its lower envelope, which equals Pi_j g for binary g."""
     J = m.data.jobs
     m.con_cost_product = pyo.Constraint(m.JHE, rule=lambda m, j, k, e:
-                                        m.q[j, k, e] >= _pi_expr(m, J[j]) - J[j].pi_max * (1 - _g(m, j, k, e)))
+                                        m.q[j, k, e] >= price_rate(m, J[j]) - J[j].pi_max * (1 - _g(m, j, k, e)))
     m.con_cost_product_min = pyo.Constraint(m.JHE, rule=lambda m, j, k, e:
                                             m.q[j, k, e] >= J[j].pi_min * _g(m, j, k, e))
 
@@ -306,7 +282,7 @@ def runtime_expr(m):
     terms = []
     for d in J:
         for c in range(len(d.classes)):
-            terms.append(d.base_s[c] * _sigma(m, d, c))
+            terms.append(d.base_s[c] * sigma(m, d, c))
     for (j, k, e) in m.JHE:
         lat = inst.links[e].latency_ms
         if lat:
@@ -339,7 +315,6 @@ def solution_from_pyomo(m) -> Solution:
 def load_solution_into_pyomo(m, sol: Solution) -> None:
     """Set every variable of ``m`` consistently with ``sol`` (a complete MIP start)."""
     data = m.data
-    inst = data.inst
     for v in m.component_data_objects(pyo.Var):
         v.set_value(0, skip_validation=True)
     for d in data.jobs:

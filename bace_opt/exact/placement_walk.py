@@ -30,7 +30,8 @@ from collections import defaultdict
 
 import pyomo.environ as pyo
 
-from .placement_data import JobData, PlacementData, identical_pairs, job_arcs
+from .placement_common import add_speed_classes, class_index_sets, price_rate, sigma, stages_in
+from .placement_data import PlacementData, identical_pairs, job_arcs
 from .placement_solution import Solution
 
 log = logging.getLogger(__name__)
@@ -45,9 +46,7 @@ def build_model(data: PlacementData) -> pyo.ConcreteModel:
     walk = [d for d in J if d.K > 1]
     JR = [(d.j, r) for d in J for r in d.regions]
     JRW = [(d.j, r) for d in walk for r in d.regions]
-    JRC = [(d.j, r, c) for d in J for r in d.regions for c in range(len(d.classes))
-           if d.classes[d.cls_of[r]] >= d.classes[c]]
-    JC = [(d.j, c) for d in J if len(d.classes) > 1 for c in range(len(d.classes))]
+    JRC, JC = class_index_sets(J)
     JE = [(d.j, e) for d in walk for e in d.links]
     JED = [(j, e, dd) for (j, e) in JE for dd in (0, 1)]
     JE_multi = [(d.j, e) for d in walk if len(d.classes) > 1 for e in d.links]
@@ -86,15 +85,6 @@ def build_model(data: PlacementData) -> pyo.ConcreteModel:
     return m
 
 
-def _nr(m, d: JobData, r: int):
-    """n_jr = sum_c n_jrc: stages of j in r."""
-    return sum(m.n[d.j, r, c] for c in range(len(d.classes)) if d.classes[d.cls_of[r]] >= d.classes[c])
-
-
-def _sigma(m, d: JobData, c: int):
-    return m.s[d.j, c] if len(d.classes) > 1 else m.x[d.j]
-
-
 def _U(m, j, e):
     """U_je = F_je0 + F_je1: times the trail crosses link e (<= 2, P1.33)."""
     return m.F[j, e, 0] + m.F[j, e, 1]
@@ -104,26 +94,21 @@ def add_stages(m):
     """P1.5 sum_r n_jr = S_j x_j; P1.6 u_jr <= n_jr <= cap_jr u_jr; P1.30 a job without a walk (K_j = 1)
     uses one region: sum_r u_jr <= x_j."""
     J = m.data.jobs
-    m.con_stages_total = pyo.Constraint(m.J, rule=lambda m, j: sum(_nr(m, J[j], r) for r in J[j].regions)
+    m.con_stages_total = pyo.Constraint(m.J, rule=lambda m, j: sum(stages_in(m, J[j], r) for r in J[j].regions)
                                         == J[j].S * m.x[j])
-    m.con_stages_min = pyo.Constraint(m.JR, rule=lambda m, j, r: _nr(m, J[j], r) >= m.u[j, r])
-    m.con_stages_max = pyo.Constraint(m.JR, rule=lambda m, j, r: _nr(m, J[j], r) <= J[j].cap[r] * m.u[j, r])
+    m.con_stages_min = pyo.Constraint(m.JR, rule=lambda m, j, r: stages_in(m, J[j], r) >= m.u[j, r])
+    m.con_stages_max = pyo.Constraint(m.JR, rule=lambda m, j, r: stages_in(m, J[j], r) <= J[j].cap[r] * m.u[j, r])
     m.con_single = pyo.Constraint([d.j for d in J if d.K == 1],
                                   rule=lambda m, j: sum(m.u[j, r] for r in J[j].regions) <= m.x[j])
 
 
 def add_classes(m):
-    """P1.16 with u_jr for the region use: sum_c s_jc = x_j; n_jrc <= cap_jr s_jc; s_jc <= sum_{f_r = f_c} u_jr;
-    P1.40 (tighter, valid because every stage of j is counted in the chosen class): sum_r n_jrc = S_j s_jc."""
+    """P1.16 (``placement_common.add_speed_classes``) with u_jr the region-use binary, and P1.40 (tighter,
+    valid because every stage of j is counted in the chosen class): sum_r n_jrc = S_j s_jc."""
     J = m.data.jobs
     m.con_class_total = pyo.Constraint(
         m.JC, rule=lambda m, j, c: sum(m.n[j, r, c] for r in J[j].regions if (j, r, c) in m.n) == J[j].S * m.s[j, c])
-    m.con_class_one = pyo.Constraint([d.j for d in J if len(d.classes) > 1],
-                                     rule=lambda m, j: sum(m.s[j, c] for c in range(len(J[j].classes))) == m.x[j])
-    JRC_multi = [(j, r, c) for (j, r, c) in m.JRC if len(J[j].classes) > 1]
-    m.con_class_stages = pyo.Constraint(JRC_multi, rule=lambda m, j, r, c: m.n[j, r, c] <= J[j].cap[r] * m.s[j, c])
-    m.con_class_attained = pyo.Constraint(
-        m.JC, rule=lambda m, j, c: m.s[j, c] <= sum(m.u[j, r] for r in J[j].regions if J[j].cls_of[r] == c))
+    add_speed_classes(m, lambda m, d, r: m.u[d.j, r])
 
 
 def _arcs(m):
@@ -199,7 +184,7 @@ def add_capacity(m):
     data = m.data
     J = data.jobs
     R = sorted({r for d in J for r in d.regions})
-    m.con_gpus = pyo.Constraint(R, rule=lambda m, r: sum(d.job.gpus_per_stage * _nr(m, d, r)
+    m.con_gpus = pyo.Constraint(R, rule=lambda m, r: sum(d.job.gpus_per_stage * stages_in(m, d, r)
                                                          for d in J if r in d.cap) <= data.free_gpus[data.region_names[r]])
     m.con_reserve_class = pyo.Constraint(
         [(j, e, c) for (j, e) in m.JE_MULTI for c in range(len(J[j].classes))],
@@ -218,15 +203,11 @@ def add_capacity(m):
     m.con_bandwidth = pyo.Constraint(E, rule=bw_rule)
 
 
-def _pi_expr(m, d: JobData):
-    return sum(d.pi[r] * _nr(m, d, r) for r in d.regions)
-
-
 def add_cost_linearization(m):
     """P1.37 q_jed = Pi_j F_jed exactly (F binary): q >= Pi_j - Pi_max_j (1 - F), q >= Pi_min_j F, q >= 0."""
     J = m.data.jobs
     m.con_cost_product = pyo.Constraint(m.JED, rule=lambda m, j, e, dd:
-                                        m.q[j, e, dd] >= _pi_expr(m, J[j]) - J[j].pi_max * (1 - m.F[j, e, dd]))
+                                        m.q[j, e, dd] >= price_rate(m, J[j]) - J[j].pi_max * (1 - m.F[j, e, dd]))
     m.con_cost_product_min = pyo.Constraint(m.JED, rule=lambda m, j, e, dd:
                                             m.q[j, e, dd] >= J[j].pi_min * m.F[j, e, dd])
 
@@ -263,7 +244,7 @@ def runtime_expr(m):
     """P1.19 in the walk form: sum_j [ sum_c base_jc s_jc + lat_j sum_e l_e U_je ]."""
     inst = m.data.inst
     J = m.data.jobs
-    terms = [d.base_s[c] * _sigma(m, d, c) for d in J for c in range(len(d.classes))]
+    terms = [d.base_s[c] * sigma(m, d, c) for d in J for c in range(len(d.classes))]
     for (j, e, dd) in m.JED:
         lat = inst.links[e].latency_ms
         if lat:
@@ -361,7 +342,6 @@ def load_solution_into_pyomo(m, sol: Solution) -> bool:
     """Set every variable of ``m`` from a position-form ``sol`` (a complete MIP start).  Returns False (and
     sets nothing useful) when a job's routes cross a link twice in the same direction, which P1.33 excludes."""
     data = m.data
-    inst = data.inst
     for v in m.component_data_objects(pyo.Var):
         v.set_value(0, skip_validation=True)
     for d in data.jobs:
