@@ -143,15 +143,25 @@ class _GenericQueue:
     def __init__(self, pol: Any, inst: Instance):
         self.pol = pol
         self.waiting: dict[str, Job] = {}
-        self.members: set[str] = set()
+        self.since: dict[str, float] = {}       # head-of-line-blocked job -> since when
+        self.hol_s: dict[str, float] = {}       # settled head-of-line-blocked time
         self.place_calls = 0
 
-    def add(self, job: Job) -> None:
+    def add(self, job: Job, now: float = 0.0) -> None:
         self.waiting[job.name] = job
 
-    def remove(self, name: str) -> None:
+    def _leave(self, name: str, now: float) -> None:
+        t0 = self.since.pop(name, None)
+        if t0 is not None:
+            self.hol_s[name] = self.hol_s.get(name, 0.0) + (now - t0)
+
+    def remove(self, name: str, now: float = 0.0) -> None:
         del self.waiting[name]
-        self.members.discard(name)
+        self._leave(name, now)
+
+    def finish(self, now: float) -> None:
+        for name in list(self.since):
+            self._leave(name, now)
 
     def released(self) -> None:
         pass
@@ -159,17 +169,17 @@ class _GenericQueue:
     def decide(self, now: float, state: ClusterState) -> list[JobPlan]:
         return self.pol.decide(now, list(self.waiting.values()), state)
 
-    def hol_update(self, state: ClusterState) -> tuple[list[str], list[str]]:
+    def hol_update(self, state: ClusterState, now: float = 0.0) -> None:
         tot = state.total_free_gpus()
-        new = set()
         for n, job in self.waiting.items():
+            m = False
             if job.gpus <= tot:
                 self.place_calls += 1
-                if self.pol.place(job, state) is not None:
-                    new.add(n)
-        entered, left = sorted(new - self.members), sorted(self.members - new)
-        self.members = new
-        return entered, left
+                m = self.pol.place(job, state) is not None
+            if m:
+                self.since.setdefault(n, now)
+            else:
+                self._leave(n, now)
 
 
 class _Run:
@@ -200,8 +210,6 @@ class _Run:
         self.plans: dict[str, JobPlan] = {}
         self.status: dict[str, str] = {}
         self.run_s: dict[str, float] = {}
-        self.hol_s: dict[str, float] = {j.name: 0.0 for j in inst.jobs}
-        self.hol_since: dict[str, float] = {}     # HoL-blocked job -> event time since when
         self.price_pushed: set[float] = set()
         self.next_change = [-math.inf, None]      # [valid until t <, next price change time]
         self.last_t = None
@@ -255,7 +263,7 @@ class _Run:
     def decide_queue(self, t: float, new: list[str]) -> None:
         q = self.queue
         for n in new:
-            q.add(self.jobs[n])
+            q.add(self.jobs[n], t)
         if not q.waiting:
             return
         out = self.call_policy(q.decide, t, self.state(t))
@@ -263,8 +271,7 @@ class _Run:
         for p in out:
             self.apply(p, t, q.waiting, started)
         for n in started:
-            q.remove(n)
-            self.leave_hol(n, t)
+            q.remove(n, t)
 
     def decide_blocking(self, t: float, new: list[str]) -> None:
         out = self.call_policy(self.pol.decide, t, [self.jobs[n] for n in new], self.state(t))
@@ -335,17 +342,8 @@ class _Run:
         left are HoL-blocked from t until they leave that set (their blocked time accrues when they do)."""
         q = self.queue
         before = getattr(q, "place_calls", 0)
-        entered, left = q.hol_update(ClusterState(self.inst, t, self.free_gpus, self.free_bw))
+        q.hol_update(ClusterState(self.inst, t, self.free_gpus, self.free_bw), t)
         self.stats.place_calls += getattr(q, "place_calls", 0) - before
-        for n in left:
-            self.leave_hol(n, t)
-        for n in entered:
-            self.hol_since[n] = t
-
-    def leave_hol(self, n: str, t: float) -> None:
-        t0 = self.hol_since.pop(n, None)
-        if t0 is not None:
-            self.hol_s[n] += t - t0
 
     def push_price_event(self, t: float) -> None:
         if not t < self.next_change[0]:
@@ -360,9 +358,13 @@ class _Run:
     # ------------------------------------------------------------------ the schedule
     def schedule(self, seed: int) -> Schedule:
         inst, status, stats = self.inst, self.status, self.stats
+        hol_s = {j.name: 0.0 for j in inst.jobs}
         if self.queue is not None:
             for n in self.queue.waiting:
                 status.setdefault(n, "unscheduled")
+            if self.last_t is not None:
+                self.queue.finish(self.last_t)      # settle the jobs still waiting, up to the last event
+            hol_s.update(self.queue.hol_s)
         out_plans = []
         per_job: dict[str, dict] = {}
         for j in inst.jobs:
@@ -370,18 +372,18 @@ class _Run:
             if st == "done":
                 p = self.plans[j.name]
                 out_plans.append(p)
-                per_job[j.name] = {"wait_s": p.start_s - j.arrival_s, "hol_blocked_s": self.hol_s[j.name],
+                per_job[j.name] = {"wait_s": p.start_s - j.arrival_s, "hol_blocked_s": hol_s[j.name],
                                    "run_s": self.run_s[j.name]}
             else:
                 out_plans.append(JobPlan(j.name, st))
                 per_job[j.name] = {"wait_s": 0.0 if st == "blocked" else None,
-                                   "hol_blocked_s": self.hol_s[j.name], "run_s": None}
+                                   "hol_blocked_s": hol_s[j.name], "run_s": None}
         pol = self.pol
         opts = dict(getattr(pol, "options", {}) or {})
         meta: dict[str, Any] = {"mode": self.mode, "policy": self.name, "policy_options": opts, "seed": seed,
                                 "events": stats.events, "decisions": stats.decisions, "end_s": self.last_t,
                                 "track_hol": self.track_hol,
-                                "total_hol_blocked_s": math.fsum(self.hol_s.values()), "jobs": per_job}
+                                "total_hol_blocked_s": math.fsum(hol_s.values()), "jobs": per_job}
         extra = getattr(pol, "extra_meta", None)
         if callable(extra):
             meta["policy_stats"] = extra()

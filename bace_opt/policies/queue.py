@@ -36,6 +36,7 @@ Why the answers are the same (each rule is exact, none is a heuristic):
 from __future__ import annotations
 
 import heapq
+import math
 from bisect import insort
 from typing import Sequence
 
@@ -82,6 +83,25 @@ class _MinMax:
         return -h[0]
 
 
+_OUT, _IN, _MIX = 0, 1, 2      # head-of-line mode of a bucket (see module doc)
+
+
+class _Bucket:
+    """Waiting jobs of one group with one stage count, and the bucket's head-of-line clock: ``value(t)`` is the
+    time the bucket has spent wholly in the head-of-line set (mode ``_IN``) up to t."""
+
+    __slots__ = ("jobs", "mode", "acc", "since")
+
+    def __init__(self):
+        self.jobs: dict[str, Job] = {}
+        self.mode = _OUT
+        self.acc = 0.0
+        self.since = 0.0
+
+    def value(self, now: float) -> float:
+        return self.acc + (now - self.since) if self.mode == _IN else self.acc
+
+
 class _Group:
     """Waiting jobs with the same GPUs per stage and eligible regions, bucketed by stage count."""
 
@@ -90,21 +110,24 @@ class _Group:
     def __init__(self, g: int, regions: Sequence[str]):
         self.g = g
         self.regions = tuple(regions)
-        self.buckets: dict[int, dict[str, Job]] = {}
+        self.buckets: dict[int, _Bucket] = {}
         self.keys: list[int] = []            # sorted stage counts with a bucket
         self.T = self.slots = 0
         self.hol_T = self.hol_sure = self.hol_limit = 0   # T and hol_bounds at the last hol_update
         self.hol_v = -1                                     # the version they were measured at
 
-    def add(self, job: Job) -> None:
+    def add(self, job: Job) -> _Bucket:
         b = self.buckets.get(job.stages)
         if b is None:
-            b = self.buckets[job.stages] = {}
+            b = self.buckets[job.stages] = _Bucket()
             insort(self.keys, job.stages)
-        b[job.name] = job
+        b.jobs[job.name] = job
+        return b
 
-    def remove(self, job: Job) -> None:
-        self.buckets[job.stages].pop(job.name, None)
+    def remove(self, job: Job) -> _Bucket:
+        b = self.buckets[job.stages]
+        b.jobs.pop(job.name, None)
+        return b
 
     def measure(self, state: ClusterState) -> tuple[int, int]:
         g, free = self.g, state._free
@@ -118,7 +141,7 @@ class _Group:
 
     def any_job(self) -> Job | None:
         for s in self.keys:
-            for j in self.buckets[s].values():
+            for j in self.buckets[s].jobs.values():
                 return j
         return None
 
@@ -128,7 +151,7 @@ class _Group:
             if s > hi:
                 break
             if s > lo:
-                yield from self.buckets[s].values()
+                yield from self.buckets[s].jobs.values()
 
 
 class QueueSession:
@@ -156,12 +179,16 @@ class QueueSession:
         self._price_key: tuple | None = None
         self._idx = inst.job_index
         self._speed = inst.speed
-        # head-of-line blocked set
-        self.members: set[str] = set()
+        self._clock = _PriceClock(self._curves)
+        self._never: dict[str, tuple] = {}     # job -> (price key, never_fits)
+        # head-of-line blocked set and time (see module doc)
+        self.ind_since: dict[str, float] = {}  # job of a mixed bucket -> time since when it is in the set
+        self.hol_off: dict[str, float] = {}    # job -> its bucket's clock value when it joined the bucket
+        self.hol_s: dict[str, float] = {}      # job -> head-of-line-blocked time settled so far
         self._pending: set[str] = set()       # arrived since the last hol_update
 
     # ------------------------------------------------------------------ the queue
-    def add(self, job: Job) -> None:
+    def add(self, job: Job, now: float = 0.0) -> None:
         from .bace_pipe import job_profile
         self.waiting[job.name] = job
         elig = _eligible(self.inst, job)
@@ -170,7 +197,7 @@ class QueueSession:
         if grp is None:
             regions = [r for r in self.inst.region_index if r in elig]
             grp = self.groups[key] = _Group(job.gpus_per_stage, regions)
-        grp.add(job)
+        self.hol_off[job.name] = grp.add(job).value(now)
         self.group_of[job.name] = grp
         c, d, _ = job_profile(self.inst, job)
         slow = max((job.stage_time_s / self._speed[r] for r in grp.regions), default=job.stage_time_s)
@@ -179,16 +206,28 @@ class QueueSession:
         self._d.add(d)
         self._pending.add(job.name)
 
-    def remove(self, name: str) -> None:
+    def remove(self, name: str, now: float = 0.0) -> None:
+        """``name`` leaves the queue at ``now`` (started); its head-of-line time is settled."""
         job = self.waiting.pop(name)
-        self.group_of.pop(name).remove(job)
+        b = self.group_of.pop(name).remove(job)
         c, d, _ = self._prof.pop(name)
         self._c.remove(c)
         self._d.remove(d)
         self.none_at.pop(name, None)
         self.fits_at.pop(name, None)
-        self.members.discard(name)
+        self._never.pop(name, None)
         self._pending.discard(name)
+        h = b.value(now) - self.hol_off.pop(name)
+        t0 = self.ind_since.pop(name, None)
+        if t0 is not None:
+            h += now - t0
+        if h:
+            self.hol_s[name] = self.hol_s.get(name, 0.0) + h
+
+    def finish(self, now: float) -> None:
+        """Settle the head-of-line time of the jobs still waiting at the last event ``now``."""
+        for name in list(self.waiting):
+            self.remove(name, now)
 
     def released(self) -> None:
         """Resources were freed (a job finished)."""
@@ -196,7 +235,7 @@ class QueueSession:
 
     def _sync(self, now: float) -> None:
         if self._curves:
-            pk = tuple(c.at(now) for c in self._curves)
+            pk = self._clock.key(now)
             if pk != self._price_key:
                 self._price_key = pk
                 self.dirty = True
@@ -227,6 +266,13 @@ class QueueSession:
         ok = self.pol.fits(job, state)
         (self.fits_at if ok else self.none_at)[job.name] = v
         return ok
+
+    def _never_fits(self, job: Job, state: ClusterState) -> bool:
+        """``policy.never_fits``, asked again only when the price vector changed (its only time dependence)."""
+        v = self._never.get(job.name)
+        if v is None or v[0] != self._price_key:
+            v = self._never[job.name] = (self._price_key, self.pol.never_fits(job, state))
+        return v[1]
 
     def _may_fit(self, job: Job, grp: _Group, maxbw: float) -> bool:
         """Exact necessary condition for ``place`` on a job with T < S <= slots (see module doc)."""
@@ -303,7 +349,7 @@ class QueueSession:
                     snap, snap_v = res.freeze(), self.version
                 plan = self._place(job, res) if not ask or self._fits(job, snap) else None
             if plan is None:
-                if block and not self.pol.never_fits(job, state):
+                if block and not self._never_fits(job, state):
                     break
                 continue
             res.commit(job, plan)
@@ -330,47 +376,91 @@ class QueueSession:
             return T, slots
         return 0, slots
 
-    def hol_update(self, state: ClusterState) -> tuple[list[str], list[str]]:
-        """(entered, left): changes of the set of waiting jobs whose ``place`` succeeds on ``state`` (the
-        resources left after the decision, at the version the decision ended with)."""
+    def hol_update(self, state: ClusterState, now: float = 0.0) -> None:
+        """Bring the head-of-line set up to ``state`` (the resources left after the decision at ``now``, at the
+        version the decision ended with): the waiting jobs whose ``place`` succeeds on it.  Whole buckets are in
+        or out by the group's bounds; only the jobs of mixed buckets are asked (module doc)."""
         maxbw = max(state._bw, default=0.0)
-        recheck: dict[str, Job] = {n: self.waiting[n] for n in self._pending}
-        self._pending.clear()
+        done: set[int] = set()
         for grp in self.groups.values():
             # bounds of a group are measured again when the state changed or the group is new
             fresh = grp.hol_v != self.version
-            sure, limit = self.hol_bounds(grp, state) if fresh else (grp.hol_sure, grp.hol_limit)
-            grp.hol_v = self.version
-            osure, olimit = grp.hol_sure, grp.hol_limit
-            grp.hol_sure, grp.hol_limit = sure, limit
-            # jobs whose bucket crossed a bound, and (new version) every job between the bounds
-            if sure != osure:
-                for j in grp.jobs_between(min(sure, osure), max(sure, osure)):
-                    recheck[j.name] = j
-            if limit != olimit:
-                for j in grp.jobs_between(min(limit, olimit), max(limit, olimit)):
-                    recheck[j.name] = j
-            if fresh and limit > sure:
-                for j in grp.jobs_between(sure, limit):
-                    recheck[j.name] = j
-        entered, left = [], []
-        members = self.members
-        for name, job in recheck.items():
-            grp = self.group_of[name]
+            if fresh:
+                grp.hol_sure, grp.hol_limit = self.hol_bounds(grp, state)
+                grp.hol_v = self.version
             sure, limit = grp.hol_sure, grp.hol_limit
-            s = job.stages
-            if s <= sure:
-                m = True
-            elif s > limit:
-                m = False
-            elif s > grp.hol_T and not self._may_fit(job, grp, maxbw):
+            for S in grp.keys:
+                b = grp.buckets[S]
+                mode = _IN if S <= sure else (_OUT if S > limit else _MIX)
+                if mode != b.mode:
+                    self._set_mode(grp, b, mode, state, now, maxbw)
+                    done.add(id(b))
+                elif mode == _MIX and fresh:
+                    self._recheck(grp, b.jobs.values(), state, now, maxbw)
+                    done.add(id(b))
+        for name in self._pending:
+            grp = self.group_of[name]
+            job = self.waiting[name]
+            b = grp.buckets[job.stages]
+            if b.mode == _MIX and id(b) not in done:
+                self._recheck(grp, (job,), state, now, maxbw)
+        self._pending.clear()
+
+    def _set_mode(self, grp: _Group, b: _Bucket, mode: int, state: ClusterState, now: float, maxbw: float) -> None:
+        if b.mode == _IN:
+            b.acc += now - b.since
+        elif b.mode == _MIX:
+            ind, hol = self.ind_since, self.hol_s
+            for name in b.jobs:
+                t0 = ind.pop(name, None)
+                if t0 is not None:
+                    hol[name] = hol.get(name, 0.0) + (now - t0)
+        b.mode = mode
+        if mode == _IN:
+            b.since = now
+        elif mode == _MIX:
+            self._recheck(grp, b.jobs.values(), state, now, maxbw)
+
+    def _recheck(self, grp: _Group, jobs, state: ClusterState, now: float, maxbw: float) -> None:
+        """Individual membership of jobs of a mixed bucket."""
+        ind, hol = self.ind_since, self.hol_s
+        T = grp.hol_T
+        for job in jobs:
+            name = job.name
+            if job.stages > T and not self._may_fit(job, grp, maxbw):
                 m = False       # (the bandwidth condition is for multi-region chains only)
             else:
                 m = self._fits(job, state)
-            if m and name not in members:
-                members.add(name)
-                entered.append(name)
-            elif not m and name in members:
-                members.discard(name)
-                left.append(name)
-        return entered, left
+            if m:
+                if name not in ind:
+                    ind[name] = now
+            else:
+                t0 = ind.pop(name, None)
+                if t0 is not None:
+                    hol[name] = hol.get(name, 0.0) + (now - t0)
+
+
+class _PriceClock:
+    """The tuple of prices at ``now`` of the curves that step, recomputed only near a step (exactly
+    ``tuple(c.at(now) for c in curves)``: away from a step boundary by a relative 1e-9 the step index is certain)."""
+
+    def __init__(self, curves):
+        self.curves = curves
+        self.lo, self.hi = math.inf, -math.inf
+        self._key: tuple = ()
+
+    def key(self, now: float) -> tuple:
+        if self.lo <= now <= self.hi:
+            return self._key
+        lo, hi = -math.inf, math.inf
+        for c in self.curves:
+            n = len(c.values)
+            k = math.floor((now - c.start) / c.step)
+            if k >= 1:
+                lo = max(lo, c.start + k * c.step)
+            if k < n - 1:
+                hi = min(hi, c.start + (k + 1) * c.step)
+        self._key = tuple(c.at(now) for c in self.curves)
+        self.lo = lo + 1e-9 * max(1.0, abs(lo)) if lo > -math.inf else -math.inf
+        self.hi = hi - 1e-9 * max(1.0, abs(hi)) if hi < math.inf else math.inf
+        return self._key
