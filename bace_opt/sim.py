@@ -213,6 +213,7 @@ class _Run:
         self.price_pushed: set[float] = set()
         self.next_change = [-math.inf, None]      # [valid until t <, next price change time]
         self.last_t = None
+        self.unchanged: ClusterState | None = None   # the decision's state when the decision started nothing
 
     # ------------------------------------------------------------------ the loop
     def loop(self) -> None:
@@ -262,16 +263,20 @@ class _Run:
 
     def decide_queue(self, t: float, new: list[str]) -> None:
         q = self.queue
+        self.unchanged = None
         for n in new:
             q.add(self.jobs[n], t)
         if not q.waiting:
             return
-        out = self.call_policy(q.decide, t, self.state(t))
+        state = self.state(t)
+        out = self.call_policy(q.decide, t, state)
         started = set()
         for p in out:
             self.apply(p, t, q.waiting, started)
         for n in started:
             q.remove(n, t)
+        # nothing started: the head-of-line measurement reads the same residual state (and its caches)
+        self.unchanged = None if started else state
 
     def decide_blocking(self, t: float, new: list[str]) -> None:
         out = self.call_policy(self.pol.decide, t, [self.jobs[n] for n in new], self.state(t))
@@ -342,7 +347,8 @@ class _Run:
         left are HoL-blocked from t until they leave that set (their blocked time accrues when they do)."""
         q = self.queue
         before = getattr(q, "place_calls", 0)
-        q.hol_update(ClusterState(self.inst, t, self.free_gpus, self.free_bw), t)
+        state = self.unchanged or ClusterState(self.inst, t, self.free_gpus, self.free_bw)
+        q.hol_update(state, t)
         self.stats.place_calls += getattr(q, "place_calls", 0) - before
 
     def push_price_event(self, t: float) -> None:

@@ -19,11 +19,13 @@ job larger than every region) never blocks the queue: it is skipped and ends ``u
 """
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from ..instance import Job
 from ..schedule import Block, JobPlan
-from .bace_pipe import (BacePipe, OrderedPolicy, _hosts, allocate_fill, capacity_chain, greedy_chain_bounds,
-                        greedy_chain_fits, make_plan, price_chain)
-from .base import ClusterState
+from .bace_pipe import (BacePipe, OrderedPolicy, _greedy_growth, _hosts, allocate_fill, capacity_chain,
+                        greedy_chain_bounds, greedy_chain_fits, make_plan, price_chain)
+from .base import MIN_GBPS, ClusterState
 
 
 class SingleRegion(OrderedPolicy):
@@ -79,6 +81,10 @@ class CrossRegion(OrderedPolicy):
         """Whether ``place`` returns a plan, from the chain grown once per residual state and job group."""
         return greedy_chain_fits(job, state, self.rule == "free", self.via, self._state_cache(state))
 
+    def demand_rule(self, job: Job, S: int, state: ClusterState):
+        """See ``greedy_demand_rule`` (``policies.queue`` uses it for the head-of-line set)."""
+        return greedy_demand_rule(job, S, state, self.rule == "free", self.via, self._state_cache(state))
+
     def place(self, job: Job, state: ClusterState) -> JobPlan | None:
         chain = (price_chain if self.rule == "price" else capacity_chain)(job, state, via=self.via)
         if chain is None:
@@ -109,3 +115,62 @@ def fifo(**kw) -> BacePipe:
     kw.setdefault("order", "fifo")
     kw.setdefault("hol", "block")
     return BacePipe(name="fifo", **kw)
+
+
+class _Replay:
+    """``greedy_chain_fits``'s reservation replay over a fixed chain prefix, as a predicate of the demand b: False
+    for b <= MIN_GBPS, then True up to a threshold and False above it (a larger b takes more of every shared
+    link, so every later hop's residual is smaller; exact in floating point, since each step is monotone), with
+    the largest passing and smallest failing b seen remembered."""
+
+    __slots__ = ("ks", "free", "ok", "bad")
+
+    def __init__(self, inst, routes, state: ClusterState):
+        li = inst.link_index
+        self.ks = [[li[(u, v)] for u, v in zip(route, route[1:])] for route in routes]
+        self.free = state._bw
+        self.ok, self.bad = -1.0, float("inf")
+
+    def __call__(self, b: float) -> bool:
+        if b <= MIN_GBPS:
+            return False
+        if b <= self.ok:
+            return True
+        if b >= self.bad:
+            return False
+        free = self.free
+        left: dict[int, float] = {}
+        for ks in self.ks:
+            cap = min(left.get(k, free[k]) for k in ks)
+            w = min(b, cap)
+            if w <= MIN_GBPS:
+                self.bad = b
+                return False
+            for k in ks:
+                left[k] = left.get(k, free[k]) - w
+        self.ok = b
+        return True
+
+
+def greedy_demand_rule(job: Job, S: int, state: ClusterState, by_capacity: bool, via: str, cache: dict):
+    """For every job j of ``job``'s group (GPUs per stage, eligible regions) with S stages:
+    ``greedy_chain_fits(j) == passes(F.demand_gbps(j, j.stage_time_s / speed))``; returns (speed, passes,
+    monotone) or None when no such job fits.  ``monotone``: passes is False for b <= MIN_GBPS, True up to a
+    threshold, False above (else it is True for every b).  The chain prefix holding S stages is the same for
+    the whole bucket, so b_j = b at the prefix's slowest GPU, as ``greedy_chain_fits`` computes it."""
+    g = _greedy_growth(job, state, by_capacity, via, cache)
+    g.grow_to(S)
+    if not g.chain or g.cum[-1] < S:
+        return None
+    i = bisect_left(g.cum, S)
+    key = ("demand-rule", id(g), i)
+    r = cache.get(key)
+    if r is None:
+        inst = state.inst
+        speed = min(inst.speed[x] for x in g.chain[:i + 1])
+        if g.shared[i]:
+            r = (speed, _Replay(inst, g.routes[:i], state), True)
+        else:
+            r = (speed, lambda b: True, False)
+        cache[key] = r
+    return r

@@ -37,13 +37,13 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import insort
+from bisect import bisect_right, insort
 from typing import Sequence
 
 from .. import formulas as F
 from ..instance import Instance, Job
 from ..schedule import JobPlan
-from .base import ClusterState, _eligible
+from .base import MIN_GBPS, ClusterState, _eligible
 
 
 class _MinMax:
@@ -86,17 +86,60 @@ class _MinMax:
 _OUT, _IN, _MIX = 0, 1, 2      # head-of-line mode of a bucket (see module doc)
 
 
+class _Band:
+    """Head-of-line clocks of a mixed bucket under a demand rule (module doc), for one chain speed: every job of
+    the instance that can enter the bucket, sorted by its demand b at that speed; the jobs in the set form the
+    positions [lo, hi), open since ``since``; ``point(p)`` is the time position p spent in the set in closed
+    intervals (a Fenwick tree over the difference array: range add, point query)."""
+
+    __slots__ = ("bs", "pos", "fw", "lo", "hi", "since")
+
+    def __init__(self, jobs: Sequence[Job], speed: float):
+        vals = sorted((F.demand_gbps(j, j.stage_time_s / speed), j.name) for j in jobs)
+        self.bs = [v for v, _ in vals]
+        self.pos = {n: i for i, (_, n) in enumerate(vals)}
+        self.fw = [0.0] * (len(vals) + 1)
+        self.lo = self.hi = 0
+        self.since = 0.0
+
+    def _add(self, i: int, x: float) -> None:
+        fw, n = self.fw, len(self.fw)
+        i += 1
+        while i < n:
+            fw[i] += x
+            i += i & -i
+
+    def point(self, i: int) -> float:
+        fw, v = self.fw, 0.0
+        i += 1
+        while i > 0:
+            v += fw[i]
+            i -= i & -i
+        return v
+
+    def close(self, now: float) -> None:
+        if self.hi > self.lo and now > self.since:
+            d = now - self.since
+            self._add(self.lo, d)
+            if self.hi < len(self.bs):
+                self._add(self.hi, -d)
+        self.lo = self.hi = 0
+
+
 class _Bucket:
     """Waiting jobs of one group with one stage count, and the bucket's head-of-line clock: ``value(t)`` is the
-    time the bucket has spent wholly in the head-of-line set (mode ``_IN``) up to t."""
+    time the bucket has spent wholly in the head-of-line set (mode ``_IN``) up to t.  ``bands``/``active``: the
+    clocks of a mixed bucket under a demand rule."""
 
-    __slots__ = ("jobs", "mode", "acc", "since")
+    __slots__ = ("jobs", "mode", "acc", "since", "bands", "active")
 
     def __init__(self):
         self.jobs: dict[str, Job] = {}
         self.mode = _OUT
         self.acc = 0.0
         self.since = 0.0
+        self.bands: dict[float, _Band] = {}
+        self.active: _Band | None = None
 
     def value(self, now: float) -> float:
         return self.acc + (now - self.since) if self.mode == _IN else self.acc
@@ -105,9 +148,10 @@ class _Bucket:
 class _Group:
     """Waiting jobs with the same GPUs per stage and eligible regions, bucketed by stage count."""
 
-    __slots__ = ("g", "regions", "buckets", "keys", "T", "slots", "hol_T", "hol_sure", "hol_limit", "hol_v")
+    __slots__ = ("key", "g", "regions", "buckets", "keys", "T", "slots", "hol_T", "hol_sure", "hol_limit", "hol_v")
 
-    def __init__(self, g: int, regions: Sequence[str]):
+    def __init__(self, key: tuple, g: int, regions: Sequence[str]):
+        self.key = key
         self.g = g
         self.regions = tuple(regions)
         self.buckets: dict[int, _Bucket] = {}
@@ -181,11 +225,21 @@ class QueueSession:
         self._speed = inst.speed
         self._clock = _PriceClock(self._curves)
         self._never: dict[str, tuple] = {}     # job -> (price key, never_fits)
+        self._empty: tuple | None = None       # (price key, the empty cluster at those prices)
         # head-of-line blocked set and time (see module doc)
         self.ind_since: dict[str, float] = {}  # job of a mixed bucket -> time since when it is in the set
         self.hol_off: dict[str, float] = {}    # job -> its bucket's clock value when it joined the bucket
         self.hol_s: dict[str, float] = {}      # job -> head-of-line-blocked time settled so far
         self._pending: set[str] = set()       # arrived since the last hol_update
+        # a demand rule (CR-LCF, CR-LDF, the price-chain ablation): mixed buckets are clocked by demand bands
+        rule = getattr(policy, "demand_rule", None)
+        if rule is None and getattr(policy, "pathfinder", None) == "price":
+            from .baselines import greedy_demand_rule
+
+            def rule(job, S, state, pol=policy):
+                return greedy_demand_rule(job, S, state, False, pol.via, pol._state_cache(state))
+        self._rule = rule
+        self._universe: dict[tuple, list[Job]] | None = None
 
     # ------------------------------------------------------------------ the queue
     def add(self, job: Job, now: float = 0.0) -> None:
@@ -196,8 +250,9 @@ class QueueSession:
         grp = self.groups.get(key)
         if grp is None:
             regions = [r for r in self.inst.region_index if r in elig]
-            grp = self.groups[key] = _Group(job.gpus_per_stage, regions)
-        self.hol_off[job.name] = grp.add(job).value(now)
+            grp = self.groups[key] = _Group(key, job.gpus_per_stage, regions)
+        b = grp.add(job)
+        self.hol_off[job.name] = self._hol_value(b, job.name, now) if self._rule else b.value(now)
         self.group_of[job.name] = grp
         c, d, _ = job_profile(self.inst, job)
         slow = max((job.stage_time_s / self._speed[r] for r in grp.regions), default=job.stage_time_s)
@@ -217,7 +272,7 @@ class QueueSession:
         self.fits_at.pop(name, None)
         self._never.pop(name, None)
         self._pending.discard(name)
-        h = b.value(now) - self.hol_off.pop(name)
+        h = (self._hol_value(b, name, now) if self._rule else b.value(now)) - self.hol_off.pop(name)
         t0 = self.ind_since.pop(name, None)
         if t0 is not None:
             h += now - t0
@@ -268,10 +323,14 @@ class QueueSession:
         return ok
 
     def _never_fits(self, job: Job, state: ClusterState) -> bool:
-        """``policy.never_fits``, asked again only when the price vector changed (its only time dependence)."""
+        """``policy.never_fits``: not ``fits`` on the empty cluster at ``now``'s prices, asked again only when the
+        price vector changed (its only time dependence); one empty state per price vector, so that a policy's
+        per-state caches (the greedy chains' shared growth) serve every job."""
         v = self._never.get(job.name)
         if v is None or v[0] != self._price_key:
-            v = self._never[job.name] = (self._price_key, self.pol.never_fits(job, state))
+            if self._empty is None or self._empty[0] != self._price_key:
+                self._empty = (self._price_key, ClusterState.empty(self.inst, state.now))
+            v = self._never[job.name] = (self._price_key, not self.pol.fits(job, self._empty[1]))
         return v[1]
 
     def _may_fit(self, job: Job, grp: _Group, maxbw: float) -> bool:
@@ -343,8 +402,9 @@ class QueueSession:
                 plan = None
             else:
                 # a skipping policy asks fits() (== place() is not None, cheaper where it fails: no pricing,
-                # shared growths) first for a job one region cannot hold, the kind that often does not fit
-                ask = not block and job.stages > self.group_of[job.name].T
+                # shared growths) first for a job one region cannot hold, the kind that often does not fit; a
+                # blocking policy for the head of the queue (usually the job that blocks it)
+                ask = (not out) if block else job.stages > self.group_of[job.name].T
                 if ask and snap_v != self.version:
                     snap, snap_v = res.freeze(), self.version
                 plan = self._place(job, res) if not ask or self._fits(job, snap) else None
@@ -382,6 +442,7 @@ class QueueSession:
         or out by the group's bounds; only the jobs of mixed buckets are asked (module doc)."""
         maxbw = max(state._bw, default=0.0)
         done: set[int] = set()
+        rule = self._rule
         for grp in self.groups.values():
             # bounds of a group are measured again when the state changed or the group is new
             fresh = grp.hol_v != self.version
@@ -392,19 +453,75 @@ class QueueSession:
             for S in grp.keys:
                 b = grp.buckets[S]
                 mode = _IN if S <= sure else (_OUT if S > limit else _MIX)
+                if rule is not None:
+                    if b.mode == _IN and mode != _IN:
+                        b.acc += now - b.since
+                    elif mode == _IN and b.mode != _IN:
+                        b.since = now
+                    if mode == _MIX and b.jobs:
+                        if fresh or b.mode != _MIX or b.active is None:
+                            self._open_band(grp, b, S, state, now)
+                    elif b.active is not None:
+                        b.active.close(now)
+                        b.active = None
+                    b.mode = mode
+                    continue
                 if mode != b.mode:
                     self._set_mode(grp, b, mode, state, now, maxbw)
                     done.add(id(b))
                 elif mode == _MIX and fresh:
                     self._recheck(grp, b.jobs.values(), state, now, maxbw)
                     done.add(id(b))
-        for name in self._pending:
+        for name in (self._pending if rule is None else ()):
             grp = self.group_of[name]
             job = self.waiting[name]
             b = grp.buckets[job.stages]
             if b.mode == _MIX and id(b) not in done:
                 self._recheck(grp, (job,), state, now, maxbw)
         self._pending.clear()
+
+    def _hol_value(self, b: _Bucket, name: str, now: float) -> float:
+        """The time job ``name`` of bucket b would have spent in the head-of-line set had it waited there from
+        the start (differences of it are what count)."""
+        v = b.value(now)
+        for band in b.bands.values():
+            v += band.point(band.pos[name])
+        a = b.active
+        if a is not None and a.lo <= a.pos[name] < a.hi:
+            v += now - a.since
+        return v
+
+    def _open_band(self, grp: _Group, b: _Bucket, S: int, state: ClusterState, now: float) -> None:
+        """Close the mixed bucket's open interval and open the one of ``state``: the jobs whose demand passes the
+        policy's demand rule (a contiguous range of the band's sorted demands, found by binary search)."""
+        if b.active is not None:
+            b.active.close(now)
+            b.active = None
+        r = self._rule(next(iter(b.jobs.values())), S, state)
+        if r is None:
+            return
+        speed, passes, monotone = r
+        band = b.bands.get(speed)
+        if band is None:
+            if self._universe is None:
+                self._universe = {}
+                for j in self.inst.jobs:
+                    self._universe.setdefault((j.gpus_per_stage, _eligible(self.inst, j), j.stages), []).append(j)
+            band = b.bands[speed] = _Band(self._universe[grp.key + (S,)], speed)
+        bs = band.bs
+        lo, hi = 0, len(bs)
+        if monotone:
+            lo = bisect_right(bs, MIN_GBPS)
+            a, z = lo, hi
+            while a < z:
+                m = (a + z) // 2
+                if passes(bs[m]):
+                    a = m + 1
+                else:
+                    z = m
+            hi = a
+        band.lo, band.hi, band.since = lo, hi, now
+        b.active = band
 
     def _set_mode(self, grp: _Group, b: _Bucket, mode: int, state: ClusterState, now: float, maxbw: float) -> None:
         if b.mode == _IN:
