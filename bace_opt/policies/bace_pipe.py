@@ -54,6 +54,7 @@ from typing import Mapping, Sequence
 from .. import formulas as F
 from ..instance import Instance, Job
 from ..schedule import Block, Hop, JobPlan
+from . import chain_search
 from .base import MIN_GBPS, ClusterState, _eligible, fifo_order
 
 SEED_RULES = ("cheapest", "all")
@@ -615,11 +616,19 @@ class BacePipe(OrderedPolicy):
         c = price_chain(job, state, via=self.via)
         return [] if c is None else [c]
 
+    #: True: ``place`` and ``fits`` run the readable reference functions (``find_chains``, ``allocate``,
+    #: ``make_plan``, ``plan_cost``) instead of ``chain_search``'s tables (same decisions; benchmarks and tests
+    #: compare the two)
+    reference_path = False
+
     def fits(self, job: Job, state: ClusterState) -> bool:
         """Whether ``place`` returns a plan, without pricing: some seed's growth succeeds (every allocator
         fills a grown chain: it has at most S_j regions, each with a free stage, holding S_j together)."""
         if self.pathfinder != "bandwidth":
             return greedy_chain_fits(job, state, False, self.via, self._state_cache(state))
+        if not self.reference_path:
+            return chain_search.fits(job, state, resolve_via(state.inst, self.via), self.k_routes, self.seeds,
+                                     self.prefer)
         hosts = _hosts(job, state)
         if sum(hosts.values()) < job.stages:
             return False
@@ -642,6 +651,13 @@ class BacePipe(OrderedPolicy):
         return (T if self.seeds == "all" else 0), 1 << 30
 
     def place(self, job: Job, state: ClusterState) -> JobPlan | None:
+        if self.pathfinder == "bandwidth" and not self.reference_path:
+            return chain_search.place(job, state, resolve_via(state.inst, self.via), self.k_routes, self.seeds,
+                                      self.prefer, self.allocator)
+        return self.reference_place(job, state)
+
+    def reference_place(self, job: Job, state: ClusterState) -> JobPlan | None:
+        """``place`` through the readable reference functions (every chain priced as a ``JobPlan``)."""
         inst = state.inst
         alloc = ALLOCATE[self.allocator]
         best = None
