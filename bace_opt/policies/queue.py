@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_right, insort
+from bisect import bisect_left, bisect_right, insort
 from typing import Sequence
 
 from .. import formulas as F
@@ -131,7 +131,7 @@ class _Bucket:
     time the bucket has spent wholly in the head-of-line set (mode ``_IN``) up to t.  ``bands``/``active``: the
     clocks of a mixed bucket under a demand rule."""
 
-    __slots__ = ("jobs", "mode", "acc", "since", "bands", "active")
+    __slots__ = ("jobs", "mode", "acc", "since", "bands", "active", "ind", "by_bmin")
 
     def __init__(self):
         self.jobs: dict[str, Job] = {}
@@ -140,6 +140,8 @@ class _Bucket:
         self.since = 0.0
         self.bands: dict[float, _Band] = {}
         self.active: _Band | None = None
+        self.ind: set[str] = set()                      # jobs in the set one by one (mixed bucket)
+        self.by_bmin: list[tuple[float, str]] = []      # (b_min, name) sorted (bandwidth-checked policies)
 
     def value(self, now: float) -> float:
         return self.acc + (now - self.since) if self.mode == _IN else self.acc
@@ -257,6 +259,8 @@ class QueueSession:
         c, d, _ = job_profile(self.inst, job)
         slow = max((job.stage_time_s / self._speed[r] for r in grp.regions), default=job.stage_time_s)
         self._prof[job.name] = (c, d, F.demand_gbps(job, slow))
+        if self.bw_filter:
+            insort(b.by_bmin, (self._prof[job.name][2], job.name))
         self._c.add(c)
         self._d.add(d)
         self._pending.add(job.name)
@@ -265,7 +269,11 @@ class QueueSession:
         """``name`` leaves the queue at ``now`` (started); its head-of-line time is settled."""
         job = self.waiting.pop(name)
         b = self.group_of.pop(name).remove(job)
-        c, d, _ = self._prof.pop(name)
+        c, d, bmin = self._prof.pop(name)
+        if self.bw_filter:
+            lst = b.by_bmin
+            del lst[bisect_left(lst, (bmin, name))]
+        b.ind.discard(name)
         self._c.remove(c)
         self._d.remove(d)
         self.none_at.pop(name, None)
@@ -359,12 +367,79 @@ class QueueSession:
             grp.T, grp.slots = T, slots
             if slots <= 0:
                 continue
+            if self.bw_filter:
+                self._candidates_bw(grp, state, T, slots, out)
+                continue
             for job in grp.jobs_between(0, slots):
                 if job.stages <= T:
                     out.append(job)
                 elif self.none_at.get(job.name) != v and self._may_fit(job, grp, maxbw):
                     out.append(job)
         return out
+
+    def _candidates_bw(self, grp: _Group, state: ClusterState, T: int, slots: int, out: list) -> None:
+        """``_candidates`` for a bandwidth-checked pathfinder: of a bucket one region cannot hold, only the
+        jobs whose smallest demand passes the group's component bound (``_component_theta``)."""
+        v, none_at = self.version, self.none_at
+        steps = None
+        for S in grp.keys:
+            if S > slots:
+                break
+            b = grp.buckets[S]
+            if not b.jobs:
+                continue
+            if S <= T:
+                out.extend(b.jobs.values())
+                continue
+            if self.single_only:
+                continue
+            if steps is None:
+                steps = self._component_steps(grp, state)
+            for name in self._bmin_prefix(b, S, steps):
+                if none_at.get(name) != v:
+                    out.append(b.jobs[name])
+
+    def _component_steps(self, grp: _Group, state: ClusterState) -> tuple[list[int], list[float]]:
+        """A necessary condition of every bandwidth-checked chain, for the whole group at once: its regions lie
+        in one component of the links whose residual is >= the job's smallest demand b_min, and that component
+        holds S stages (``bace_pipe._one_component_holds``).  Adding the links in descending residual (Kruskal)
+        gives (M, x): with the links of residual >= x[k], some component holds M[k] stages (M increasing)."""
+        inst, free, bw, g = state.inst, state._free, state._bw, grp.g
+        tot = {r: free[r] // g for r in grp.regions if free[r] >= g}
+        M = max(tot.values(), default=0)
+        Ms, xs = [M], [math.inf]
+        parent: dict[str, str] = {}
+
+        def find(x):
+            while x in parent:
+                x = parent[x]
+            return x
+        links = inst.links
+        for k in sorted(range(len(bw)), key=bw.__getitem__, reverse=True):
+            if bw[k] <= 0.0:
+                break
+            l = links[k]
+            a, c = find(l.a), find(l.b)
+            if a != c:
+                parent[a] = c
+                n = tot[c] = tot.get(c, 0) + tot.pop(a, 0)
+                if n > M:
+                    M = n
+                    Ms.append(M)
+                    xs.append(bw[k])
+        return Ms, xs
+
+    def _bmin_prefix(self, b: _Bucket, S: int, steps) -> list[str]:
+        """The jobs of bucket b (S stages) that may pass the component condition: b_min no more than the
+        residual at which a component first holds S stages (with a relative slack of 1e-8: a filter, so it
+        may only let more through)."""
+        Ms, xs = steps
+        k = bisect_left(Ms, S)
+        if k == len(Ms):
+            return []
+        lim = xs[k] * (1.0 + 1e-8)
+        lst = b.by_bmin
+        return [n for _, n in lst[:bisect_right(lst, (lim, "\U0010ffff"))]]
 
     def _decide_skip(self, state: ClusterState) -> list[JobPlan]:
         cands = self._candidates(state)
@@ -470,7 +545,7 @@ class QueueSession:
                     self._set_mode(grp, b, mode, state, now, maxbw)
                     done.add(id(b))
                 elif mode == _MIX and fresh:
-                    self._recheck(grp, b.jobs.values(), state, now, maxbw)
+                    self._recheck_bucket(grp, b, state, now, maxbw)
                     done.add(id(b))
         for name in (self._pending if rule is None else ()):
             grp = self.group_of[name]
@@ -528,15 +603,28 @@ class QueueSession:
             b.acc += now - b.since
         elif b.mode == _MIX:
             ind, hol = self.ind_since, self.hol_s
-            for name in b.jobs:
+            for name in b.ind:
                 t0 = ind.pop(name, None)
                 if t0 is not None:
                     hol[name] = hol.get(name, 0.0) + (now - t0)
+            b.ind.clear()
         b.mode = mode
         if mode == _IN:
             b.since = now
         elif mode == _MIX:
+            self._recheck_bucket(grp, b, state, now, maxbw)
+
+    def _recheck_bucket(self, grp: _Group, b: _Bucket, state: ClusterState, now: float, maxbw: float) -> None:
+        """Individual membership of every job of a mixed bucket.  With a bandwidth-checked pathfinder only the
+        jobs that pass the component condition and the present members are asked (the others are out)."""
+        if not self.bw_filter or not b.jobs:
             self._recheck(grp, b.jobs.values(), state, now, maxbw)
+            return
+        S = next(iter(b.jobs.values())).stages
+        names = self._bmin_prefix(b, S, self._component_steps(grp, state)) if S > grp.hol_T else list(b.jobs)
+        ask = dict.fromkeys(names)
+        ask.update(dict.fromkeys(b.ind))
+        self._recheck(grp, [b.jobs[n] for n in ask], state, now, maxbw)
 
     def _recheck(self, grp: _Group, jobs, state: ClusterState, now: float, maxbw: float) -> None:
         """Individual membership of jobs of a mixed bucket."""
@@ -548,12 +636,15 @@ class QueueSession:
                 m = False       # (the bandwidth condition is for multi-region chains only)
             else:
                 m = self._fits(job, state)
+            b = grp.buckets[job.stages]
             if m:
                 if name not in ind:
                     ind[name] = now
+                    b.ind.add(name)
             else:
                 t0 = ind.pop(name, None)
                 if t0 is not None:
+                    b.ind.discard(name)
                     hol[name] = hol.get(name, 0.0) + (now - t0)
 
 
