@@ -14,6 +14,7 @@ in the last bits (relative 1e-9).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 import bace_opt as bo
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.policies import ABLATIONS, HEURISTICS, ClusterState, make_policy
+from bace_opt.policies import queue as Q
 from reference_sim import reference_run_simulation
 
 POLICIES = [(p, {}) for p in HEURISTICS + ABLATIONS] + [("bace-pipe", {"seeds": "cheapest"}),
@@ -54,18 +56,28 @@ def replay(inst, policies=POLICIES, modes=("queue", "blocking")):
             assert_same(ref, new, (inst.name, policy, opts, mode))
 
 
+def scarce(inst, factor: float):
+    """``inst`` with every link's bandwidth scaled by ``factor`` (scarce links: chains and reservations fail
+    for some demands and not others, the case the demand bands and component bounds of ``policies.queue`` cut)."""
+    if factor == 1.0:
+        return inst
+    links = [dataclasses.replace(l, bandwidth_gbps=round(l.bandwidth_gbps * factor, 4)) for l in inst.links]
+    return dataclasses.replace(inst, links=links, name=f"{inst.name}-x{factor}")
+
+
 @st.composite
 def instances(draw):
     sparse = draw(st.booleans())
     n_jobs = draw(st.integers(1, 40))
-    return random_instance(
+    factor = draw(st.sampled_from([1.0, 1.0, 0.2, 0.03]))
+    return scarce(random_instance(
         draw(st.integers(0, 100_000)), n_regions=draw(st.integers(1, 7)), n_jobs=n_jobs,
         topology="sparse" if sparse else "mesh", transit=draw(st.integers(0, 2)) if sparse else 0,
         hourly_prices=draw(st.booleans()), mixed_gpus=draw(st.booleans()),
         max_gpus_per_region=draw(st.sampled_from([2, 4, 8, 16])), max_stages=draw(st.integers(1, 8)),
         max_gpus_per_stage=draw(st.integers(1, 2)),
         max_arrival_s=draw(st.sampled_from([0.0, 1.0 * n_jobs, 30.0 * n_jobs, 20_000.0])),
-        egress=draw(st.booleans()))
+        egress=draw(st.booleans())), factor)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -90,6 +102,74 @@ def test_replay_identical_on_a_contended_queue(seed):
     inst = random_instance(seed, n_regions=10, n_jobs=150, topology="sparse", hourly_prices=True, mixed_gpus=True,
                            max_gpus_per_region=32, max_stages=12, max_arrival_s=150.0)
     replay(inst)
+
+
+class _Probe:
+    """Counts, during a replay, how often each caching rule of ``policies.queue`` decided something, so that a
+    test can show its instances exercise every rule (a rule never taken could be wrong unnoticed)."""
+
+    def __init__(self, monkeypatch):
+        self.n = dict.fromkeys(["band_partial", "band_full_or_empty", "bucket_in", "component_cut", "price_step",
+                                "head_fits_false", "never_fits", "state_reused"], 0)
+        n = self.n
+        open_band, set_mode, prefix = Q.QueueSession._open_band, Q.QueueSession._set_mode, Q.QueueSession._bmin_prefix
+        key, never, fits = Q._PriceClock.key, Q.QueueSession._never_fits, Q.QueueSession._fits
+
+        def _open_band(q, grp, b, S, state, now):
+            open_band(q, grp, b, S, state, now)
+            a = b.active
+            if a is not None:
+                n["band_partial" if 0 < a.hi - a.lo < len(a.bs) else "band_full_or_empty"] += 1
+
+        def _set_mode(q, grp, b, mode, *args):
+            n["bucket_in"] += mode == Q._IN and b.mode != Q._IN and bool(b.jobs)
+            set_mode(q, grp, b, mode, *args)
+
+        def _bmin_prefix(q, b, S, steps):
+            out = prefix(q, b, S, steps)
+            n["component_cut"] += len(b.by_bmin) - len(out)
+            return out
+
+        def _key(clock, now):
+            old = clock._key
+            out = key(clock, now)
+            n["price_step"] += out != old
+            return out
+
+        def _never_fits(q, job, state):
+            n["never_fits"] += 1
+            return never(q, job, state)
+
+        def _fits(q, job, state):
+            out = fits(q, job, state)
+            n["head_fits_false"] += q.pol.hol == "block" and not out
+            return out
+
+        monkeypatch.setattr(Q.QueueSession, "_open_band", _open_band)
+        monkeypatch.setattr(Q.QueueSession, "_set_mode", _set_mode)
+        monkeypatch.setattr(Q.QueueSession, "_bmin_prefix", _bmin_prefix)
+        monkeypatch.setattr(Q._PriceClock, "key", _key)
+        monkeypatch.setattr(Q.QueueSession, "_never_fits", _never_fits)
+        monkeypatch.setattr(Q.QueueSession, "_fits", _fits)
+        hol_update = Q.QueueSession.hol_update
+
+        def _hol_update(q, state, now=0.0):
+            n["state_reused"] += state._in_use is not None      # the decision's state (it carries the hint)
+            return hol_update(q, state, now)
+        monkeypatch.setattr(Q.QueueSession, "hol_update", _hol_update)
+
+
+@pytest.mark.parametrize("seed, factor", [(4, 0.2), (5, 0.5)])
+def test_replay_identical_with_scarce_links_and_every_rule_exercised(seed, factor, monkeypatch):
+    # sparse graph with transit nodes, scarce links, hourly prices, a queue (150 jobs in 150 s): every caching
+    # rule must decide something, and the schedules (decisions, evaluator figures, head-of-line times) must
+    # equal the former simulator's
+    probe = _Probe(monkeypatch)
+    inst = scarce(random_instance(seed, n_regions=8, n_jobs=150, topology="sparse", transit=2, hourly_prices=True,
+                                  mixed_gpus=True, max_gpus_per_region=16, max_stages=8, max_arrival_s=150.0), factor)
+    replay(inst, policies=[(p, {}) for p in ("bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "fifo",
+                                              "bace-pipe-no-pathfinder", "bace-pipe-no-priority")])
+    assert all(v > 0 for v in probe.n.values()), str(probe.n)
 
 
 def test_replay_identical_for_exact_p1():
