@@ -358,9 +358,14 @@ class QueueSession:
             return self._decide_skip(state)
         return self._decide_block(state)
 
-    def _candidates(self, state: ClusterState) -> list[Job]:
+    def _candidates(self, state: ClusterState) -> tuple[list[Job], list[Job]]:
+        """(candidates, deferred): the jobs that may fit on ``state`` as far as the group bounds and the
+        policy's monotone filters tell, split into those not known to fail and those whose placement already
+        failed on this very state (version).  The deferred ones cannot start before the decision's first
+        commit, but may after it where the policy's rule is not monotone in the free resources."""
         maxbw = max(state._bw, default=0.0)
-        out = []
+        out: list[Job] = []
+        deferred: list[Job] = []
         v = self.version
         for grp in self.groups.values():
             T, slots = grp.measure(state)
@@ -368,16 +373,16 @@ class QueueSession:
             if slots <= 0:
                 continue
             if self.bw_filter:
-                self._candidates_bw(grp, state, T, slots, out)
+                self._candidates_bw(grp, state, T, slots, out, deferred)
                 continue
             for job in grp.jobs_between(0, slots):
                 if job.stages <= T:
                     out.append(job)
-                elif self.none_at.get(job.name) != v and self._may_fit(job, grp, maxbw):
-                    out.append(job)
-        return out
+                elif self._may_fit(job, grp, maxbw):
+                    (deferred if self.none_at.get(job.name) == v else out).append(job)
+        return out, deferred
 
-    def _candidates_bw(self, grp: _Group, state: ClusterState, T: int, slots: int, out: list) -> None:
+    def _candidates_bw(self, grp: _Group, state: ClusterState, T: int, slots: int, out: list, deferred: list) -> None:
         """``_candidates`` for a bandwidth-checked pathfinder: of a bucket one region cannot hold, only the
         jobs whose smallest demand passes the group's component bound (``_component_theta``)."""
         v, none_at = self.version, self.none_at
@@ -396,8 +401,7 @@ class QueueSession:
             if steps is None:
                 steps = self._component_steps(grp, state)
             for name in self._bmin_prefix(b, S, steps):
-                if none_at.get(name) != v:
-                    out.append(b.jobs[name])
+                (deferred if none_at.get(name) == v else out).append(b.jobs[name])
 
     def _component_steps(self, grp: _Group, state: ClusterState) -> tuple[list[int], list[float]]:
         """A necessary condition of every bandwidth-checked chain, for the whole group at once: its regions lie
@@ -442,9 +446,10 @@ class QueueSession:
         return [n for _, n in lst[:bisect_right(lst, (lim, "\U0010ffff"))]]
 
     def _decide_skip(self, state: ClusterState) -> list[JobPlan]:
-        cands = self._candidates(state)
+        cands, deferred = self._candidates(state)
         if not cands:
-            return []
+            return []       # nothing can start first, so nothing starts
+        cands += deferred
         idx = self._idx
         if self.by_priority and len(self.waiting) >= 2:
             alpha = state.alpha()
