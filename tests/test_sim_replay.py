@@ -109,8 +109,8 @@ class _Probe:
     test can show its instances exercise every rule (a rule never taken could be wrong unnoticed)."""
 
     def __init__(self, monkeypatch):
-        self.n = dict.fromkeys(["band_partial", "band_full_or_empty", "bucket_in", "component_cut", "price_step",
-                                "head_fits_false", "never_fits", "state_reused"], 0)
+        self.n = dict.fromkeys(["band_partial", "band_full_or_empty", "band_beyond", "bucket_in", "component_cut",
+                                "price_step", "head_fits_false", "never_fits", "state_reused"], 0)
         n = self.n
         open_band, set_mode, prefix = Q.QueueSession._open_band, Q.QueueSession._set_mode, Q.QueueSession._bmin_prefix
         key, never, fits = Q._PriceClock.key, Q.QueueSession._never_fits, Q.QueueSession._fits
@@ -120,6 +120,7 @@ class _Probe:
             a = b.active
             if a is not None:
                 n["band_partial" if 0 < a.hi - a.lo < len(a.bs) else "band_full_or_empty"] += 1
+            n["band_beyond"] += len(b.ind)      # jobs above the uncapped interval that passed their own replay
 
         def _set_mode(q, grp, b, mode, *args):
             n["bucket_in"] += mode == Q._IN and b.mode != Q._IN and bool(b.jobs)
@@ -155,7 +156,15 @@ class _Probe:
 
         def _hol_update(q, state, now=0.0):
             n["state_reused"] += state._in_use is not None      # the decision's state (it carries the hint)
-            return hol_update(q, state, now)
+            hol_update(q, state, now)
+            # the set the session keeps (bucket modes, demand bands, individual members) is exactly the set of
+            # waiting jobs that place() starts alone on this state
+            for name, job in q.waiting.items():
+                b = q.group_of[name].buckets[job.stages]
+                a = b.active
+                kept = b.mode == Q._IN or (b.mode == Q._MIX and (name in b.ind or (
+                    a is not None and a.lo <= a.pos[name] < a.hi)))
+                assert kept == (q.pol.place(job, state) is not None), (q.pol.name, now, name)
         monkeypatch.setattr(Q.QueueSession, "hol_update", _hol_update)
 
 

@@ -118,46 +118,51 @@ def fifo(**kw) -> BacePipe:
 
 
 class _Replay:
-    """``greedy_chain_fits``'s reservation replay over a fixed chain prefix, as a predicate of the demand b: False
-    for b <= MIN_GBPS, then True up to a threshold and False above it (a larger b takes more of every shared
-    link, so every later hop's residual is smaller; exact in floating point, since each step is monotone), with
-    the largest passing and smallest failing b seen remembered."""
+    """``greedy_chain_fits``'s reservation replay over a fixed chain prefix (two or more hops), as predicates of
+    the demand b.  ``passes(b)``: the replay itself.  ``uncapped(b)``: b > MIN_GBPS and every hop's residual
+    is >= b, so that every hop reserves b itself; then the replay passes.  ``uncapped`` holds on an interval
+    (MIN_GBPS, b*]: a smaller b leaves every link at least as much (each float step is monotone), so every
+    residual is still >= b.  Above b* a hop is capped at its residual, and a smaller b can take *more* of a
+    link shared with a later hop than a larger one, so ``passes`` is not monotone there and is asked per b."""
 
-    __slots__ = ("ks", "free", "ok", "bad")
+    __slots__ = ("ks", "free")
 
     def __init__(self, inst, routes, state: ClusterState):
         li = inst.link_index
         self.ks = [[li[(u, v)] for u, v in zip(route, route[1:])] for route in routes]
         self.free = state._bw
-        self.ok, self.bad = -1.0, float("inf")
 
-    def __call__(self, b: float) -> bool:
-        if b <= MIN_GBPS:
-            return False
-        if b <= self.ok:
-            return True
-        if b >= self.bad:
-            return False
+    def passes(self, b: float) -> bool:
         free = self.free
         left: dict[int, float] = {}
         for ks in self.ks:
             cap = min(left.get(k, free[k]) for k in ks)
             w = min(b, cap)
             if w <= MIN_GBPS:
-                self.bad = b
                 return False
             for k in ks:
                 left[k] = left.get(k, free[k]) - w
-        self.ok = b
+        return True
+
+    def uncapped(self, b: float) -> bool:
+        if b <= MIN_GBPS:
+            return False
+        free = self.free
+        left: dict[int, float] = {}
+        for ks in self.ks:
+            if min(left.get(k, free[k]) for k in ks) < b:
+                return False
+            for k in ks:
+                left[k] = left.get(k, free[k]) - b
         return True
 
 
 def greedy_demand_rule(job: Job, S: int, state: ClusterState, by_capacity: bool, via: str, cache: dict):
-    """For every job j of ``job``'s group (GPUs per stage, eligible regions) with S stages:
-    ``greedy_chain_fits(j) == passes(F.demand_gbps(j, j.stage_time_s / speed))``; returns (speed, passes,
-    monotone) or None when no such job fits.  ``monotone``: passes is False for b <= MIN_GBPS, True up to a
-    threshold, False above (else it is True for every b).  The chain prefix holding S stages is the same for
-    the whole bucket, so b_j = b at the prefix's slowest GPU, as ``greedy_chain_fits`` computes it."""
+    """For every job j of ``job``'s group (GPUs per stage, eligible regions) with S stages, b_j =
+    ``F.demand_gbps(j, j.stage_time_s / speed)`` (b at the slowest GPU of the chain prefix holding S stages, the
+    same prefix for the whole bucket, as ``greedy_chain_fits`` computes it): returns (speed, replay) with
+    ``greedy_chain_fits(j) == replay.passes(b_j)`` (replay None: every job fits, no two hops share a link), or
+    None when no such job fits."""
     g = _greedy_growth(job, state, by_capacity, via, cache)
     g.grow_to(S)
     if not g.chain or g.cum[-1] < S:
@@ -168,9 +173,6 @@ def greedy_demand_rule(job: Job, S: int, state: ClusterState, by_capacity: bool,
     if r is None:
         inst = state.inst
         speed = min(inst.speed[x] for x in g.chain[:i + 1])
-        if g.shared[i]:
-            r = (speed, _Replay(inst, g.routes[:i], state), True)
-        else:
-            r = (speed, lambda b: True, False)
+        r = (speed, _Replay(inst, g.routes[:i], state) if g.shared[i] else None)
         cache[key] = r
     return r

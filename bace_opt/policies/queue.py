@@ -92,12 +92,14 @@ class _Band:
     positions [lo, hi), open since ``since``; ``point(p)`` is the time position p spent in the set in closed
     intervals (a Fenwick tree over the difference array: range add, point query)."""
 
-    __slots__ = ("bs", "pos", "fw", "lo", "hi", "since")
+    __slots__ = ("bs", "pos", "names", "waiting", "fw", "lo", "hi", "since")
 
-    def __init__(self, jobs: Sequence[Job], speed: float):
+    def __init__(self, jobs: Sequence[Job], speed: float, waiting):
         vals = sorted((F.demand_gbps(j, j.stage_time_s / speed), j.name) for j in jobs)
         self.bs = [v for v, _ in vals]
-        self.pos = {n: i for i, (_, n) in enumerate(vals)}
+        self.names = [n for _, n in vals]
+        self.pos = {n: i for i, n in enumerate(self.names)}
+        self.waiting = sorted(self.pos[n] for n in waiting)     # positions of the bucket's waiting jobs
         self.fw = [0.0] * (len(vals) + 1)
         self.lo = self.hi = 0
         self.since = 0.0
@@ -131,7 +133,7 @@ class _Bucket:
     time the bucket has spent wholly in the head-of-line set (mode ``_IN``) up to t.  ``bands``/``active``: the
     clocks of a mixed bucket under a demand rule."""
 
-    __slots__ = ("jobs", "mode", "acc", "since", "bands", "active", "ind", "by_bmin")
+    __slots__ = ("jobs", "mode", "acc", "since", "bands", "active", "ind", "by_bmin", "replay")
 
     def __init__(self):
         self.jobs: dict[str, Job] = {}
@@ -142,6 +144,7 @@ class _Bucket:
         self.active: _Band | None = None
         self.ind: set[str] = set()                      # jobs in the set one by one (mixed bucket)
         self.by_bmin: list[tuple[float, str]] = []      # (b_min, name) sorted (bandwidth-checked policies)
+        self.replay = None                              # the demand rule's replay beyond the active band
 
     def value(self, now: float) -> float:
         return self.acc + (now - self.since) if self.mode == _IN else self.acc
@@ -254,6 +257,8 @@ class QueueSession:
             regions = [r for r in self.inst.region_index if r in elig]
             grp = self.groups[key] = _Group(key, job.gpus_per_stage, regions)
         b = grp.add(job)
+        for band in b.bands.values():
+            insort(band.waiting, band.pos[job.name])
         self.hol_off[job.name] = self._hol_value(b, job.name, now) if self._rule else b.value(now)
         self.group_of[job.name] = grp
         c, d, _ = job_profile(self.inst, job)
@@ -274,6 +279,9 @@ class QueueSession:
             lst = b.by_bmin
             del lst[bisect_left(lst, (bmin, name))]
         b.ind.discard(name)
+        for band in b.bands.values():
+            w = band.waiting
+            del w[bisect_left(w, band.pos[name])]
         self._c.remove(c)
         self._d.remove(d)
         self.none_at.pop(name, None)
@@ -541,9 +549,9 @@ class QueueSession:
                     if mode == _MIX and b.jobs:
                         if fresh or b.mode != _MIX or b.active is None:
                             self._open_band(grp, b, S, state, now)
-                    elif b.active is not None:
-                        b.active.close(now)
-                        b.active = None
+                            done.add(id(b))
+                    elif b.active is not None or b.ind:
+                        self._close_band(b, now)
                     b.mode = mode
                     continue
                 if mode != b.mode:
@@ -552,12 +560,18 @@ class QueueSession:
                 elif mode == _MIX and fresh:
                     self._recheck_bucket(grp, b, state, now, maxbw)
                     done.add(id(b))
-        for name in (self._pending if rule is None else ()):
+        for name in self._pending:
             grp = self.group_of[name]
             job = self.waiting[name]
             b = grp.buckets[job.stages]
-            if b.mode == _MIX and id(b) not in done:
+            if b.mode != _MIX or id(b) in done:
+                continue
+            if rule is None:
                 self._recheck(grp, (job,), state, now, maxbw)
+            elif b.active is not None and b.replay is not None and b.active.pos[name] >= b.active.hi:
+                if b.replay.passes(b.active.bs[b.active.pos[name]]):
+                    self.ind_since[name] = now
+                    b.ind.add(name)
         self._pending.clear()
 
     def _hol_value(self, b: _Bucket, name: str, now: float) -> float:
@@ -572,36 +586,60 @@ class QueueSession:
         return v
 
     def _open_band(self, grp: _Group, b: _Bucket, S: int, state: ClusterState, now: float) -> None:
-        """Close the mixed bucket's open interval and open the one of ``state``: the jobs whose demand passes the
-        policy's demand rule (a contiguous range of the band's sorted demands, found by binary search)."""
+        """Close the mixed bucket's open interval and open the one of ``state``: the jobs whose demand is in the
+        rule's uncapped interval (a contiguous range of the band's sorted demands, found by binary search) are in
+        the set through the band's clock; the waiting jobs above it are replayed one by one (``b.ind``)."""
         if b.active is not None:
             b.active.close(now)
             b.active = None
+        b.replay = None
         r = self._rule(next(iter(b.jobs.values())), S, state)
-        if r is None:
-            return
-        speed, passes, monotone = r
-        band = b.bands.get(speed)
-        if band is None:
-            if self._universe is None:
-                self._universe = {}
-                for j in self.inst.jobs:
-                    self._universe.setdefault((j.gpus_per_stage, _eligible(self.inst, j), j.stages), []).append(j)
-            band = b.bands[speed] = _Band(self._universe[grp.key + (S,)], speed)
-        bs = band.bs
-        lo, hi = 0, len(bs)
-        if monotone:
-            lo = bisect_right(bs, MIN_GBPS)
-            a, z = lo, hi
-            while a < z:
-                m = (a + z) // 2
-                if passes(bs[m]):
-                    a = m + 1
-                else:
-                    z = m
-            hi = a
-        band.lo, band.hi, band.since = lo, hi, now
-        b.active = band
+        new: set[str] = set()
+        if r is not None:
+            speed, replay = r
+            band = b.bands.get(speed)
+            if band is None:
+                if self._universe is None:
+                    self._universe = {}
+                    for j in self.inst.jobs:
+                        key = (j.gpus_per_stage, _eligible(self.inst, j), j.stages)
+                        self._universe.setdefault(key, []).append(j)
+                band = b.bands[speed] = _Band(self._universe[grp.key + (S,)], speed, b.jobs)
+            bs = band.bs
+            lo, hi = 0, len(bs)
+            if replay is not None:
+                # the uncapped interval by binary search; above it, each waiting job's replay on its own
+                lo = bisect_right(bs, MIN_GBPS)
+                a, z = lo, hi
+                while a < z:
+                    m = (a + z) // 2
+                    if replay.uncapped(bs[m]):
+                        a = m + 1
+                    else:
+                        z = m
+                hi = a
+                w = band.waiting
+                new = {band.names[p] for p in w[bisect_left(w, hi):] if replay.passes(bs[p])}
+                b.replay = replay
+            band.lo, band.hi, band.since = lo, hi, now
+            b.active = band
+        ind, hol = self.ind_since, self.hol_s
+        for name in b.ind - new:
+            hol[name] = hol.get(name, 0.0) + (now - ind.pop(name))
+        for name in new - b.ind:
+            ind[name] = now
+        b.ind = new
+
+    def _close_band(self, b: _Bucket, now: float) -> None:
+        """The bucket leaves the mixed mode: close its band and settle its individual members."""
+        if b.active is not None:
+            b.active.close(now)
+            b.active = None
+        b.replay = None
+        ind, hol = self.ind_since, self.hol_s
+        for name in b.ind:
+            hol[name] = hol.get(name, 0.0) + (now - ind.pop(name))
+        b.ind = set()
 
     def _set_mode(self, grp: _Group, b: _Bucket, mode: int, state: ClusterState, now: float, maxbw: float) -> None:
         if b.mode == _IN:
