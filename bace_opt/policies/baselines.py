@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+import numpy as np
+
 from ..instance import Job
 from ..schedule import Block, JobPlan
 from .bace_pipe import (BacePipe, OrderedPolicy, _greedy_growth, _hosts, allocate_fill, capacity_chain,
@@ -143,6 +145,24 @@ class _Replay:
             for k in ks:
                 left[k] = left.get(k, free[k]) - w
         return True
+
+    def passes_many(self, bs: list[float]) -> list[bool]:
+        """``[passes(b) for b in bs]``, vectorized: the same float operations elementwise (numpy's minimum and
+        subtraction round as Python's), so the answers are identical."""
+        b = np.asarray(bs, dtype=float)
+        ok = np.ones(len(b), dtype=bool)
+        free = self.free
+        left: dict[int, np.ndarray | float] = {}
+        for ks in self.ks:
+            cap = None
+            for k in ks:
+                v = left.get(k, free[k])
+                cap = v if cap is None else np.minimum(cap, v)
+            w = np.minimum(b, cap)
+            ok &= w > MIN_GBPS
+            for k in ks:
+                left[k] = left.get(k, free[k]) - w
+        return ok.tolist()
 
     def uncapped(self, b: float) -> bool:
         if b <= MIN_GBPS:

@@ -619,7 +619,10 @@ class QueueSession:
                         z = m
                 hi = a
                 w = band.waiting
-                new = {band.names[p] for p in w[bisect_left(w, hi):] if replay.passes(bs[p])}
+                ps = w[bisect_left(w, hi):]
+                if ps:
+                    names = band.names
+                    new = {names[p] for p, ok in zip(ps, replay.passes_many([bs[p] for p in ps])) if ok}
                 b.replay = replay
             band.lo, band.hi, band.since = lo, hi, now
             b.active = band
