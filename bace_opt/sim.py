@@ -41,9 +41,11 @@ head-of-line update, price event).  In queue mode the waiting jobs live in a que
 ``queue_session(inst)`` when it has one (the ordered policies: ``policies.queue.QueueSession``, which offers
 ``place`` only the jobs that could fit and keeps the head-of-line set by difference, with decisions
 identical to ``decide`` on the whole queue), else ``_GenericQueue``, which offers every waiting job to
-``decide`` and every one that fits by GPU count to ``place``, as before (exact-p1, policy objects).  A job's
-head-of-line-blocked time is added when it leaves the set (leave time - enter time), which equals the sum of
-the inter-event intervals up to float rounding.  ``tests/reference_sim.py`` keeps the former simulator and
+``decide`` and every one that fits by GPU count to ``place``, as before (exact-p1, policy objects).  The queue
+object keeps the head-of-line time (``hol_update(state, now)``, settled on ``remove(name, now)`` and, for the
+jobs still waiting, at the last event by ``finish``): a job's time is added as (leave - enter) per stretch, or
+as the difference of its bucket's clock (``policies.queue``), which equals the sum of the inter-event
+intervals up to float rounding.  ``tests/reference_sim.py`` keeps the former simulator and
 ``tests/test_sim_replay.py`` checks that both make the same decisions.
 """
 from __future__ import annotations

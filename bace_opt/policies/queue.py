@@ -12,26 +12,45 @@ Why the answers are the same (each rule is exact, none is a heuristic):
   their stage count S.  For a group, ``T`` = the most stages one eligible region holds (max free // g) and
   ``slots`` = the stages all eligible regions hold together.  Every placement rule needs S <= slots (each
   policy's ``place`` returns None otherwise), so only buckets S <= slots are looked at: a job that did not
-  fit stays out of sight until capacity that could make it fit is freed.  With a bandwidth-checked pathfinder
-  a multi-region chain also needs one link whose residual carries the job's smallest demand b_min (b_j at
-  the slowest eligible GPU): a job with S > T fails without it.  Policies whose rules always place a job one
-  region can hold (``single_region_places``: BACE-Pipe with all seeds, LCF, LDF, CR-LDF) need no placement
-  call to know that a job with S <= T fits; single-region policies (``single_region_only``: LCF, LDF) never
-  place a job with S > T.
+  fit stays out of sight until capacity that could make it fit is freed.  Policies whose rules always place a
+  job one region can hold (``single_region_places``: BACE-Pipe with all seeds, LCF, LDF, CR-LDF) need no
+  placement call to know that a job with S <= T fits; single-region policies (``single_region_only``: LCF,
+  LDF) never place a job with S > T.
+* Component bound (bandwidth-checked pathfinders: BACE-Pipe, its ablations but the price chain, FIFO).  Every
+  hop of a chain carries b_j >= b_min (b_j at the slowest eligible GPU), so the chain lies in one component of
+  the links with residual >= b_min, which must hold S stages.  Adding the links in descending residual
+  (Kruskal, once per group and state) gives, for each S, the residual x_S at which a component first holds S
+  stages; a bucket's jobs are kept sorted by b_min and only those with b_min <= x_S (slack 1e-8) are asked.
+  The bound is monotone in the free resources, so it also holds after the decision's commits.
 * Versions.  The residual state is numbered: every commit (a job started), every release (a job finished)
   and every change of the price vector gives a new version.  ``place`` is deterministic in (job, residual
   GPUs and bandwidth, prices), and whether it returns a plan does not depend on the time otherwise, so a
   job whose ``place`` returned None (or a plan) at version v gives the same answer at version v again.
+  The price vector is recomputed only near a step of a curve (``_PriceClock``); ``never_fits`` is ``not
+  fits`` on one empty cluster per price vector.
 * Order.  Skipping policies (``hol="skip"``) start, in priority (or FIFO) order, exactly the jobs whose
-  ``place`` succeeds on what the jobs before them left; jobs filtered out above would get None and be skipped,
-  so only the candidates are sorted.  The priority of a job uses the min and max of compute time and demand
+  ``place`` succeeds on what the jobs before them left.  If no candidate is left that may fit on the state
+  at the start, nothing starts.  Otherwise the jobs already known to fail on that state are sorted in too
+  (``deferred``): the greedy rules are not monotone in the free resources, so such a job may start after
+  the decision's first commit.  The priority of a job uses the min and max of compute time and demand
   over *all* waiting jobs, kept in heaps with lazy deletion, with the same float expressions as
   ``bace_pipe.priorities``.  FIFO policies with head-of-line blocking walk the queue in arrival order and
-  stop at the first job that does not fit (skipping jobs that never fit), as ``decide`` does.
+  stop at the first job that does not fit (skipping jobs that never fit), as ``decide`` does; the head is
+  asked ``fits`` first (cheaper where it fails, which is what a blocked head does).
 * Head-of-line blocked set (``hol_update``): the waiting jobs whose ``place`` succeeds on the state after the
-  decision.  It is maintained by difference: jobs whose bucket crossed a group's ``T`` or ``slots``, new
-  arrivals, and, when the version changed, the jobs between ``T`` and ``slots`` (the only ones that need a
-  placement call) are re-examined; the others keep their membership.
+  decision (the decision's own state object when it started nothing, so per-state caches are shared).  A
+  group's bounds (sure, limit) put a whole bucket in (S <= sure), out (S > limit) or mixed.  A bucket in
+  the set keeps one clock for all its jobs (the time it spent wholly in the set); a job's blocked time is
+  its bucket's clock at leaving minus at joining, so a bucket that crosses a bound costs O(1), not a step
+  per job.  In a mixed bucket the jobs are asked one by one (``fits``) and tracked individually, except
+  under a demand rule (CR-LCF, CR-LDF, the price-chain ablation): there every job of the bucket gets the
+  same chain prefix, and the reservation replay decides by the job's demand b alone.  While no hop is capped
+  at its residual the replay passes, and that holds on an interval (MIN_GBPS, b*] (a smaller b leaves every
+  link at least as much); the bucket's jobs sorted by b (a ``_Band`` per chain speed, over all the
+  instance's jobs that can enter the bucket) are in the set on a range of positions found by binary search,
+  and the time each position spends in the set is kept in a Fenwick tree (range add, point query).  Above
+  b* a hop is capped, a smaller b can take more of a later shared link than a larger one, so the jobs there
+  are replayed one by one (vectorized) and tracked individually.
 """
 from __future__ import annotations
 
