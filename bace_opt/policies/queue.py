@@ -503,10 +503,14 @@ class QueueSession:
         res = state.copy()
         snap, snap_v = state, self.version        # an unchanging copy of res at its version, for fits()
         out = []
+        v0 = self.version
+        bounds: dict[int, tuple] = {}
         for job in jobs:
             need = job.gpus
             if need > free_total:
                 plan = None
+            elif self.version != v0 and not self._still_may_fit(job, res, bounds):
+                plan = None     # after a commit: the group's bounds on what is left rule it out
             else:
                 # a skipping policy asks fits() (== place() is not None, cheaper where it fails: no pricing,
                 # shared growths) first for a job one region cannot hold, the kind that often does not fit; a
@@ -524,6 +528,26 @@ class QueueSession:
             free_total -= need
             out.append(plan)
         return out
+
+    def _still_may_fit(self, job: Job, res: ClusterState, bounds: dict) -> bool:
+        """The monotone necessary conditions of ``_candidates`` on ``res`` (the decision's residual after some
+        commits): S <= slots, and with a bandwidth-checked pathfinder S <= T or the component bound.  Measured
+        once per group and version."""
+        grp = self.group_of[job.name]
+        c = bounds.get(id(grp))
+        if c is None or c[0] != self.version:
+            T, slots = grp.measure(res)
+            c = bounds[id(grp)] = (self.version, T, slots, None)
+        S = job.stages
+        if S > c[2]:
+            return False
+        if S <= c[1] or not self.bw_filter:
+            return True
+        if c[3] is None:
+            c = bounds[id(grp)] = c[:3] + (self._component_steps(grp, res),)
+        Ms, xs = c[3]
+        k = bisect_left(Ms, S)
+        return k < len(Ms) and self._prof[job.name][2] <= xs[k] * (1.0 + 1e-8)
 
     # ------------------------------------------------------------------ head-of-line blocked set
     def hol_bounds(self, grp: _Group, state: ClusterState) -> tuple[int, int]:
