@@ -374,3 +374,73 @@ def test_fast_pathfinder_bound_skips_dear_seeds_without_changing_the_plan():
     assert grown == []                                   # d1, d2 (2 stages each) never grown
     assert plan == BacePipe().reference_place(j, st_)
     assert [b.region for b in plan.blocks] == ["cheap"]
+
+
+def _reference_greedy_chain(job, state, by_capacity, via):
+    """The former ``bace_pipe._greedy_chain`` (before issue 15), kept verbatim as the reference: every candidate
+    scored, one ``inst.routes`` / link lookup per hop."""
+    from bace_opt.policies.bace_pipe import _hop_route, resolve_via
+    from bace_opt.policies.base import MIN_GBPS, _eligible
+    inst = state.inst
+    via = resolve_via(inst, via)
+    elig = _eligible(inst, job)
+    hosts = {r: state.free(r) // job.gpus_per_stage for r in inst.region_index
+             if r in elig and state.free(r) // job.gpus_per_stage > 0}
+    if by_capacity:
+        order = sorted(hosts, key=lambda r: (-state.free(r), state.price(r), r))
+    else:
+        order = sorted(hosts, key=lambda r: (state.price(r), r))
+    if sum(hosts.values()) < job.stages or not order:
+        return None
+    li = inst.link_index
+    chain, slots, routes, rest = [order[0]], hosts[order[0]], [], list(order[1:])
+    while slots < job.stages:
+        tail = chain[-1]
+        scored = []
+        for pos, r in enumerate(rest):
+            route = _hop_route(inst, tail, r, via)
+            if route is None:
+                continue
+            cap = min(state.free_gbps(li[(u, v)]) for u, v in zip(route, route[1:]))
+            if cap <= MIN_GBPS:
+                continue
+            scored.append((pos, r, route, cap))
+        if not scored:
+            return None
+        if by_capacity:
+            pos, r, route, cap = min(scored, key=lambda s: (-state.free(s[1]), -s[3], s[0]))
+        else:
+            pos, r, route, cap = scored[0]
+        rest.remove(r)
+        chain.append(r)
+        routes.append(route)
+        slots += hosts[r]
+    tau = F.tau_s(inst, job, chain)
+    b = F.demand_gbps(job, tau)
+    left, res = {}, []
+    for route in routes:
+        ks = [li[(u, v)] for u, v in zip(route, route[1:])]
+        cap = min(left.get(k, state.free_gbps(k)) for k in ks)
+        w = min(b, cap)
+        if w <= MIN_GBPS:
+            return None
+        for k in ks:
+            left[k] = left.get(k, state.free_gbps(k)) - w
+        res.append(w)
+    return Chain(tuple(chain), tuple(routes), tau, b, tuple(res))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_residual_case())
+def test_greedy_chains_make_the_reference_decisions(case):
+    """``price_chain`` / ``capacity_chain`` (no-pathfinder ablation, CR-LCF, CR-LDF; early exit and shared
+    tables) and their shared-growth ``fits`` equal the former code on random residual states."""
+    from bace_opt.policies.bace_pipe import capacity_chain, greedy_chain_fits
+    inst, states = case
+    for via in ("links", "routes"):
+        for state in states + states[:1]:
+            for j in inst.jobs:
+                for by_cap, fn in ((False, price_chain), (True, capacity_chain)):
+                    want = _reference_greedy_chain(j, state, by_cap, via)
+                    assert fn(j, state, via=via) == want
+                    assert greedy_chain_fits(j, state, by_cap, via, {}) == (want is not None)

@@ -180,7 +180,9 @@ def hosts_of(T: _Tables, J: _JobTables, state: ClusterState) -> dict[int, int]:
     return out
 
 
-def _hop_caps(T: _Tables, caps: dict, bw: list, a: int, b: int) -> tuple:
+def hop_caps(T: _Tables, caps: dict, bw: list, a: int, b: int) -> tuple:
+    """((bottleneck residual, link indexes, hop option), ...) of the hop a -> b on ``bw`` (``caps``: its
+    ``_Residual.caps``)."""
     key = a * T.n + b
     v = caps.get(key)
     if v is None:
@@ -218,7 +220,7 @@ def grow(T: _Tables, J: _JobTables, seed: int, hosts: dict, price: list, caps: d
             b2 = c / t2
             hc = caps.get(base + r)
             if hc is None:
-                hc = _hop_caps(T, caps, bw, tail, r)
+                hc = hop_caps(T, caps, bw, tail, r)
             opt = None
             if used:
                 for cap, links, o in hc:
