@@ -430,13 +430,13 @@ def _hosts(job: Job, state: ClusterState) -> dict[str, int]:
 
 
 def _eligible_in_order(inst: Instance, job: Job) -> tuple[str, ...]:
-    """The regions of ``_eligible(inst, job)`` in ``region_index`` order, cached per job name."""
+    """The regions of ``_eligible(inst, job)`` in ``region_index`` order, cached per eligible set."""
     cache = inst.__dict__.setdefault("_policy_eligible_order", {})
-    v = cache.get(job.name)
-    if v is None or v[0] is not job:
-        elig = _eligible(inst, job)
-        v = cache[job.name] = (job, tuple(r for r in inst.region_index if r in elig))
-    return v[1]
+    elig = _eligible(inst, job)
+    v = cache.get(elig)
+    if v is None:
+        v = cache[elig] = tuple(r for r in inst.region_index if r in elig)
+    return v
 
 
 # ---------------------------------------------------------------------- stage 3: allocator
