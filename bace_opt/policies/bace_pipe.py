@@ -36,6 +36,10 @@ function usable on its own (so the exact models can be compared stage by stage):
 electricity cost ``formulas.electricity_usd`` over the run time ``N * formulas.iteration_s``, plus egress when
 the instance's objective counts it; ties: shorter run, then chain order).
 
+``BacePipe.place`` and ``fits`` run these stages through ``policies.chain_search`` (the same decisions, every
+float equal, on precomputed integer tables, with exact pruning: issue 15); the functions above stay the
+readable reference, used with ``BacePipe.reference_path = True`` and by the tests that compare the two.
+
 Ablations are options of the same class: ``order="fifo"`` (no priority), ``pathfinder="price"`` (chain of
 regions in ascending price, bandwidth unchecked; each hop reserves min(b_j, residual), so it may stall;
 a region whose connecting hop has no residual bandwidth at all is skipped), ``allocator="even"`` (no
