@@ -111,15 +111,35 @@ class _Residual:
     (``_hop_caps``); ``labels(...)``, the connected components of the links whose residual is >= a threshold,
     for every threshold (Kruskal order: the links sorted by residual, descending, merged one at a time)."""
 
-    __slots__ = ("caps", "_neg", "_labels")
+    __slots__ = ("caps", "_neg", "_labels", "_asked")
 
     def __init__(self):
         self.caps: dict = {}
+        self._asked = False
         self._neg = None
         self._labels: list = []
 
     def labels(self, T: "_Tables", bw: list, b_min: float) -> tuple:
-        """Component label of every region in the graph of the links with residual >= ``b_min``."""
+        """Component label of every region in the graph of the links with residual >= ``b_min`` (the first
+        question on a residual is answered by one union-find pass; the table for every threshold is built at
+        the second, when the residual is asked again)."""
+        if self._neg is None and not self._asked:
+            self._asked = True
+            parent = list(range(T.n))
+            for k, (a, b) in enumerate(T.links_ab):
+                if bw[k] >= b_min:
+                    while parent[a] != a:
+                        a = parent[a]
+                    while parent[b] != b:
+                        b = parent[b]
+                    if a != b:
+                        parent[a] = b
+            out = []
+            for x in range(T.n):
+                while parent[x] != x:
+                    x = parent[x]
+                out.append(x)
+            return out
         if self._neg is None:
             order = sorted(range(len(bw)), key=lambda k: -bw[k])
             self._neg = [-bw[k] for k in order]
