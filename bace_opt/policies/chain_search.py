@@ -44,7 +44,8 @@ class _Tables:
     """Per-instance constants of the pathfinder and pricing (see module doc)."""
 
     __slots__ = ("inst", "via", "k_routes", "names", "n", "rank", "speed", "power_pue", "curves", "links_ab",
-                 "_hops", "_caps", "egress_on", "price_now", "prunable",
+                 "_hops", "_caps", "egress_on", "price_now", "prunable", "f0",
+                 "elig_ints",
                  "price")
 
     def __init__(self, inst: Instance, via: str, k_routes: int):
@@ -70,6 +71,8 @@ class _Tables:
                          and all(p >= 0 and e >= 0 for p, e in self.power_pue)
                          and not (self.egress_on and any(l.egress_usd_per_gb < 0 for l in inst.links)))
         self.price: list = []
+        self.f0: list = []
+        self.elig_ints: dict = {}       # eligible set (frozenset of names) -> region ints in order
 
     def hop_options(self, a: int, b: int) -> tuple:
         """((link indexes, region names, latency ms, egress USD/GB), ...) of the hop a -> b, in the order the
@@ -108,15 +111,35 @@ class _Residual:
     (``_hop_caps``); ``labels(...)``, the connected components of the links whose residual is >= a threshold,
     for every threshold (Kruskal order: the links sorted by residual, descending, merged one at a time)."""
 
-    __slots__ = ("caps", "_neg", "_labels")
+    __slots__ = ("caps", "_neg", "_labels", "_asked")
 
     def __init__(self):
         self.caps: dict = {}
+        self._asked = False
         self._neg = None
         self._labels: list = []
 
     def labels(self, T: "_Tables", bw: list, b_min: float) -> tuple:
-        """Component label of every region in the graph of the links with residual >= ``b_min``."""
+        """Component label of every region in the graph of the links with residual >= ``b_min`` (the first
+        question on a residual is answered by one union-find pass; the table for every threshold is built at
+        the second, when the residual is asked again)."""
+        if self._neg is None and not self._asked:
+            self._asked = True
+            parent = list(range(T.n))
+            for k, (a, b) in enumerate(T.links_ab):
+                if bw[k] >= b_min:
+                    while parent[a] != a:
+                        a = parent[a]
+                    while parent[b] != b:
+                        b = parent[b]
+                    if a != b:
+                        parent[a] = b
+            out = []
+            for x in range(T.n):
+                while parent[x] != x:
+                    x = parent[x]
+                out.append(x)
+            return out
         if self._neg is None:
             order = sorted(range(len(bw)), key=lambda k: -bw[k])
             self._neg = [-bw[k] for k in order]
@@ -153,7 +176,9 @@ class _JobTables:
         from .base import _eligible
         elig = _eligible(T.inst, job)
         self.job = job
-        self.elig = tuple(i for i, r in enumerate(T.names) if r in elig)
+        self.elig = T.elig_ints.get(elig)
+        if self.elig is None:
+            self.elig = T.elig_ints[elig] = tuple(i for i, r in enumerate(T.names) if r in elig)
         st = job.stage_time_s
         self.ts = [st / f for f in T.speed]              # == formulas.tau_s's terms t_j / f_r
         self.c = 8.0 * job.activation_mb / 1000.0         # demand_gbps(job, tau) == c / tau
@@ -161,10 +186,17 @@ class _JobTables:
         self.S = job.stages
 
 
+#: ``_JobTables`` kept per instance (then the cache starts again: a job placed once, as nearly all are when
+#: nobody waits, gains nothing from it, and 100,000 of them would hold ~80 MB)
+_JOB_CACHE_SIZE = 16384
+
+
 def job_tables(T: _Tables, job: Job) -> _JobTables:
     cache = T.inst.__dict__.setdefault("_bace_chain_jobs", {})
     jt = cache.get(job.name)
     if jt is None or jt.job is not job:
+        if len(cache) >= _JOB_CACHE_SIZE:
+            cache.clear()
         jt = cache[job.name] = _JobTables(T, job)
     return jt
 
@@ -180,7 +212,9 @@ def hosts_of(T: _Tables, J: _JobTables, state: ClusterState) -> dict[int, int]:
     return out
 
 
-def _hop_caps(T: _Tables, caps: dict, bw: list, a: int, b: int) -> tuple:
+def hop_caps(T: _Tables, caps: dict, bw: list, a: int, b: int) -> tuple:
+    """((bottleneck residual, link indexes, hop option), ...) of the hop a -> b on ``bw`` (``caps``: its
+    ``_Residual.caps``)."""
     key = a * T.n + b
     v = caps.get(key)
     if v is None:
@@ -218,7 +252,7 @@ def grow(T: _Tables, J: _JobTables, seed: int, hosts: dict, price: list, caps: d
             b2 = c / t2
             hc = caps.get(base + r)
             if hc is None:
-                hc = _hop_caps(T, caps, bw, tail, r)
+                hc = hop_caps(T, caps, bw, tail, r)
             opt = None
             if used:
                 for cap, links, o in hc:
@@ -381,17 +415,23 @@ def _cost(T: _Tables, J: _JobTables, job: Job, chain: list, opts: list, n: list,
 
 
 def _prices(T: _Tables, state: ClusterState, hosts: dict) -> list:
-    """Prices at ``state.now`` (== ``state.price``) of the host regions, in a list by region (kept per ``now``:
-    the prices are a function of the instance and the time only)."""
+    """Prices at ``state.now`` (== ``state.price``) of the host regions, in a list by region; also fills
+    ``T.f0``, each region's price integral from its series start to ``now`` (``PriceCurve._F(now)``, the
+    subtrahend of every integral from ``now``).  Both kept per ``now``: functions of the instance and the time
+    only."""
     now = state.now
     if T.price_now != now:
         T.price_now = now
         T.price = [None] * T.n
-    price = T.price
+        T.f0 = [None] * T.n
+    price, f0 = T.price, T.f0
     curves = T.curves
     for r in hosts:
         if price[r] is None:
-            price[r] = curves[r].at(now)
+            cv = curves[r]
+            price[r] = cv.at(now)
+            if cv.constant is None:
+                f0[r] = cv._F(now)
     return price
 
 
@@ -423,9 +463,20 @@ def place(job: Job, state: ClusterState, via: str, k_routes: int, seeds: str, pr
     best = None
     multi = []
     single_cost = {}
+    # one region, no hop: run = N ((m + S - 1) tau + 2.0 * sum([]) / 1000.0), and the cost is
+    # 0.0 + kW * integral / 3600 (+ egress of no hop, 0.0): the expressions of ``_cost`` / ``plan_cost``
+    its, mS1, gS = job.iterations, job.microbatches + job.stages - 1, J.g * S
+    ts, pp, curves, f0 = J.ts, T.power_pue, T.curves, T.f0
     for pos, seed in enumerate(order):
         if hosts[seed] >= S:
-            cost, run = _cost(T, J, job, [seed], (), [S], start)
+            run = its * (mS1 * ts[seed] + 0.0)
+            end = start + run
+            cv = curves[seed]
+            P, pue = pp[seed]
+            if cv.constant is not None:
+                cost = gS * P * pue / 1000.0 * (cv.constant * (end - start)) / 3600.0 + 0.0
+            else:
+                cost = gS * P * pue / 1000.0 * (cv._F(end) - f0[seed]) / 3600.0 + 0.0
             single_cost[seed] = cost
             key = (cost, run, pos)
             if best is None or key < best[0]:
