@@ -529,12 +529,15 @@ def build_level_model(data: PlacementData, level: int, fix: Mapping[int, float] 
                       formulation: str = "position"):
     """The P1 model with only level ``level``'s objective active (P1.17-P1.19) and the earlier levels fixed
     at ``fix`` ({1: jobs started, 2: cost}, the cost with the LEVEL_TOL slack of the sequential scheme)."""
-    m = formulation_module(formulation).build_model(data)
+    fm = formulation_module(formulation)
+    m = fm.build_model(data)
     objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
     for o in objs.values():
         o.deactivate()
     objs[level].activate()
     fix = dict(fix or {})
+    if hasattr(fm, "prepare_level"):
+        fm.prepare_level(m, level, int(fix[1]) if 1 in fix else None)
     if level > 1 and 1 in fix:
         m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= fix[1])
     if level > 2 and 2 in fix:
