@@ -208,7 +208,7 @@ def proportional_groups(data: PlacementData) -> list[list[int]]:
     """Groups (>= 2 jobs) of proportional jobs: equal in everything but the iteration count N_j (same S, g, m, t,
     A, memory, regions/caps and usable links), each sorted by (N_j, index).  Within a group every cost and run-time
     coefficient is N_j times the same per-iteration value and every resource use is the same, so placements can
-    be exchanged between them (P1.42, P1.43).  Identical jobs (P1.21) are the special case of equal N_j."""
+    be exchanged between them (P1.42).  Identical jobs (P1.21, P1.43) are the special case of equal N_j."""
     groups: dict[tuple, list[int]] = {}
     for d in data.jobs:
         jb = d.job

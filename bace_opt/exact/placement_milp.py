@@ -399,7 +399,7 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
             o.deactivate()
         objs[level].activate()
         tp = time.perf_counter()
-        if hasattr(fm, "prepare_level"):      # the walk formulation's level-dependent families (P1.41, P1.43)
+        if hasattr(fm, "prepare_level"):      # the walk formulation's level-dependent family (P1.41)
             fm.prepare_level(m, level, z1)
         prep_s = time.perf_counter() - tp
         if level == 1 and ws is not None and sum(1 for v in ws.x.values() if v > 0.5) >= ub1:

@@ -132,9 +132,10 @@ def unit_cost(data: PlacementData, d: JobData, n: dict, f: dict) -> float:
 
 def _order_proportional(data: PlacementData, x: dict, a: dict, n: dict, f: dict) -> None:
     """Reorder a start in place so that it meets P1.21/P1.42/P1.43: in every proportional group the started
-    placements go to the jobs with the fewest iterations, the most expensive placement per iteration to the
-    job with the fewest.  Each move gives a placement to a job with the same resources and no more
-    iterations, so the start stays feasible and its cost and run time do not grow."""
+    placements go to the jobs with the fewest iterations (the dearest placement per iteration to the job with
+    the fewest), and among jobs with equal iterations in order of Phi = sum_r (r + 1) n_r.  Each move gives a
+    placement to a job with the same resources and no more iterations, so the start stays feasible and its
+    cost and run time do not grow."""
     for g in proportional_groups(data):
         started = [j for j in g if x.get(j, 0) > 0.5]
         slices = []
@@ -146,11 +147,19 @@ def _order_proportional(data: PlacementData, x: dict, a: dict, n: dict, f: dict)
         costs = [unit_cost(data, d0, {(d0.j,) + k: v for k, v in sl[1].items()},
                            {(d0.j,) + k: v for k, v in sl[2].items()}) for sl in slices]
         order = sorted(range(len(slices)), key=lambda i: -costs[i])
+        iters = [data.jobs[j].job.iterations for j in g[:len(slices)]]
+        k = 0
+        while k < len(order):      # equal iterations: identical jobs, ordered by Phi (P1.43)
+            e = k
+            while e + 1 < len(order) and iters[e + 1] == iters[k]:
+                e += 1
+            order[k:e + 1] = sorted(order[k:e + 1], key=lambda i: sum((r + 1) * v for (r,), v in slices[i][1].items()))
+            k = e + 1
         for j, i in zip(g, order):
             x[j] = 1.0
             for dct, part in zip((a, n, f), slices[i]):
-                for k, v in part.items():
-                    dct[(j,) + k] = v
+                for k2, v in part.items():
+                    dct[(j,) + k2] = v
 
 
 def greedy_start(data: PlacementData) -> list[JobPlan]:

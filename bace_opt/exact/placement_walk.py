@@ -252,9 +252,8 @@ def add_cost_linearization(m):
 def add_symmetry_breaking(m):
     """P1.38 a trail and its reverse cost the same: index(start) <= index(end).  P1.42 proportional jobs
     (``proportional_groups``; identical jobs, P1.21, included) start in order of N_j: x_i >= x_j for consecutive
-    i, j of a group.  P1.43 and started ones hold placements in order of cost per iteration, the job with more
-    iterations the cheaper placement: cost_j / N_j <= cost_i / N_i (``con_prop_cost``; valid for levels 1-2, and
-    for level 3 only between jobs of equal N_j: ``prepare_level`` deactivates the others)."""
+    i, j of a group.  P1.43 identical jobs (equal N_j too) that both start hold placements in order of
+    Phi_j = sum_r (r + 1) n_jr: Phi_i <= Phi_j + Phi^max_i (1 - x_j)."""
     J = m.data.jobs
     walk = [d.j for d in J if d.K > 1]
     m.con_sym_reverse = pyo.Constraint(walk, rule=lambda m, j: sum(r * m.p[j, r] for r in J[j].regions)
@@ -262,8 +261,23 @@ def add_symmetry_breaking(m):
     pairs = [(i, j) for g in proportional_groups(m.data) for i, j in zip(g, g[1:])]
     m.SYM_PAIRS = pyo.Set(initialize=pairs, dimen=2, ordered=True)
     m.con_sym_jobs = pyo.Constraint(m.SYM_PAIRS, rule=lambda m, i, j: m.x[i] >= m.x[j])
-    m.con_prop_cost = pyo.Constraint(m.SYM_PAIRS, rule=lambda m, i, j: job_cost_expr(m, J[j]) / J[j].job.iterations
-                                     <= job_cost_expr(m, J[i]) / J[i].job.iterations)
+    same = [(i, j) for i, j in pairs if J[i].job.iterations == J[j].job.iterations]
+    m.SAME_PAIRS = pyo.Set(initialize=same, dimen=2, ordered=True)
+
+    def phi(d):
+        return sum((r + 1) * stages_in(m, d, r) for r in d.regions)
+    m.con_sym_same = pyo.Constraint(m.SAME_PAIRS, rule=lambda m, i, j: phi(J[i]) <= phi(J[j]) + phi_max(J[i])
+                                    * (1 - m.x[j]))
+
+
+def phi_max(d) -> int:
+    """The largest Phi_j = sum_r (r + 1) n_jr over placements of d (stages filled from the highest index)."""
+    left, tot = d.S, 0
+    for r in sorted(d.regions, reverse=True):
+        k = min(left, d.cap[r])
+        tot += (r + 1) * k
+        left -= k
+    return tot
 
 
 def add_count_cuts(m, started: int) -> None:
@@ -278,15 +292,9 @@ def add_count_cuts(m, started: int) -> None:
 
 def prepare_level(m, level: int, started: int | None) -> None:
     """Families that depend on the level (called by the level driver before each solve): from level 2 on, the
-    count cuts P1.41 for the fixed count ``started``; at level 3, P1.43 only between jobs of equal N_j (swapping
-    placements of jobs with different N_j keeps the cost order but may raise the run time)."""
+    count cuts P1.41 for the fixed count ``started``."""
     if level >= 2 and started is not None and not hasattr(m, "con_count_hi"):
         add_count_cuts(m, started)
-    if level == 3:
-        J = m.data.jobs
-        for i, j in m.SYM_PAIRS:
-            if J[i].job.iterations != J[j].job.iterations:
-                m.con_prop_cost[i, j].deactivate()
 
 
 def job_cost_expr(m, d):
