@@ -10,6 +10,10 @@ more than the trail's (section 9 proves it), so the optimum is the same and ever
 candidate.  The model has no position index (no symmetry between block orders), and per job 2|E_j| arc
 binaries instead of 2 (K_j - 1) |E_j|.
 
+Speed-ups (models/placement.md section 9b): count cuts for the fixed count (P1.41, added by ``prepare_level``),
+proportional and identical jobs ordered (P1.42, P1.43), class-capacity rows (P1.44), and ``LEVEL3_BY_COST``:
+the level driver proves level 3 by cost minimization under a shorter run-time cut (P1.45).
+
 Notation (code name: symbol of models/placement.md):
     x[j]        x_j        job j starts at t0
     u[j,r]      u_jr       j uses region r
