@@ -41,6 +41,8 @@ def test_race_proves_the_same_optimum_and_names_the_prover():
     assert si.name == "race" and si.status == "optimal"
     assert si.extra["proved_by"] in ("highs", "cpsat")
     assert {m["member"] for m in si.extra["members"]} == {"highs", "cpsat"}
+    assert set(si.extra["levels_proved_by"]) == {1, 2, 3}
+    assert set(si.extra["levels_proved_by"].values()) <= {"highs", "cpsat"}
     assert [l["objective"] for l in r.levels][0] == alone.levels[0]["objective"]
     assert si.extra["cost_usd"] == pytest.approx(alone.solver_info.extra["cost_usd"], rel=1e-6)
     sched = solve(inst, solver="race", time_limit=30)
@@ -113,12 +115,13 @@ def test_ctrl_c_stops_every_child_within_seconds(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     code = "import sys; from bace_opt.cli.main import main; sys.exit(main(sys.argv[1:]))"
     p = subprocess.Popen([sys.executable, "-c", code, "solve", str(path), "--solver", "race",
-                          "--time-limit", "300", "-o", str(tmp_path / "out.json")], env=env,
+                          "--time-limit", "300", "--race-members", "highs,cpsat,scip", "-o", str(tmp_path / "out.json")],
+                         env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         kids = []
         t = time.monotonic()
-        while time.monotonic() - t < 60 and len(kids) < 2:
+        while time.monotonic() - t < 60 and len(kids) < 2:     # the first member (highs) runs in-process
             time.sleep(0.2)
             kids = _children(p.pid)
         assert len(kids) >= 2, "the race did not start its members"
@@ -137,3 +140,74 @@ def test_ctrl_c_stops_every_child_within_seconds(tmp_path):
         if p.poll() is None:
             p.kill()
             p.communicate()
+
+
+class _Feed:
+    """A LevelShare that offers the given levels and records what the loop publishes."""
+
+    def __init__(self, given=None):
+        self.given, self.published, self.asked = dict(given or {}), {}, []
+
+    def take(self, level):
+        self.asked.append(level)
+        return self.given.get(level)
+
+    def publish(self, level, objective, solution):
+        from bace_opt.exact.placement_levels import SharedLevel
+        self.published[level] = SharedLevel(level, objective, solution, "feed")
+
+
+@pytest.mark.parametrize("src,dst", [("highs", "cpsat"), ("cpsat", "highs"), ("cpsat", "highs-position"),
+                                     ("highs", "highs-position")])
+def test_adopted_levels_give_the_optimum_of_a_solve_alone(src, dst):
+    """Levels proven by one back end and adopted by another (the race's sharing) lead to the same optima as a
+    solve alone: the adopted optimum is fixed without cutting off the real optimum (CP-SAT: in scaled units)."""
+    inst = tiny()
+    opts = SolveOptions(time_limit_s=30)
+
+    def run(name, share):
+        solver, form = (name.split("-") + ["walk"])[:2]
+        return solve_placement(inst, solver=solver, formulation=form, options=opts, share=share)
+
+    feed = _Feed()
+    first = run(src, feed)
+    assert set(feed.published) == {1, 2, 3}
+    for upto in (1, 2):
+        given = {k: v for k, v in feed.published.items() if k <= upto}
+        share = _Feed(given)
+        got = run(dst, share)
+        alone = run(dst, None)
+        assert got.solver_info.status == "optimal"
+        for lv_got, lv_alone, lv_first in zip(got.levels, alone.levels, first.levels):
+            assert lv_got["objective"] == pytest.approx(lv_alone["objective"], rel=1e-6, abs=1e-9)
+            assert lv_got["objective"] == pytest.approx(lv_first["objective"], rel=1e-6, abs=1e-9)
+        by_bound = {l["level"] for l in got.levels if "GPU-count bound" in (l["message"] or "")}
+        adopted = [l["level"] for l in got.levels if "(race)" in (l["message"] or "")]
+        assert adopted == [k for k in range(1, upto + 1) if k not in by_bound]
+        assert set(share.published) == {k for k in (1, 2, 3) if k > upto or k in by_bound}   # what it proved
+
+
+def test_external_stop_cancels_without_an_interrupt():
+    """The race stops a member's solve when its level was proven elsewhere: the back end's cancel is called and
+    the solve returns normally (no KeyboardInterrupt), unlike Ctrl-C."""
+    import threading
+    from bace_opt.solvers import base
+    done = threading.Event()
+
+    def solve():
+        done.wait(20.0)
+        return "stopped" if done.is_set() else "ran out"
+
+    base.set_external_stop(lambda: True)
+    try:
+        t = time.monotonic()
+        assert base.run_interruptible(solve, done.set) == "stopped"
+        assert time.monotonic() - t < 10.0
+    finally:
+        base.set_external_stop(None)
+    done.clear()
+    base.set_external_stop(lambda: False)
+    try:
+        assert base.run_interruptible(lambda: "plain", done.set) == "plain" and not done.is_set()
+    finally:
+        base.set_external_stop(None)

@@ -144,6 +144,7 @@ def summary(args, sched, inst) -> dict:
     x = (s.extra or {}) if s else {}
     if args.solver == "race":
         d["proved_by"] = x.get("proved_by")
+        d["levels_proved_by"] = {str(k): v for k, v in (x.get("levels_proved_by") or {}).items()}
     if "bracket_gap" in x:
         d["bracket"] = {k: x.get(k) for k in ("lower_bound", "lower_bound_kind", "lower_bound_certified",
                                               "upper_bound", "bracket_gap")}
@@ -169,7 +170,8 @@ def print_summary(d: dict) -> None:
             lu = unit_of(lv["name"])
             print(f"  level {lv['level']} {lv['name']} ({lv['sense']}): {lv['status']}  objective "
                   f"{short(lv['objective'], lu)}  bound {short(lv['bound'], lu)}  gap {pct(lv['gap'])}  "
-                  f"solve {short(lv['solve_s'], 's')}")
+                  f"solve {short(lv['solve_s'], 's')}"
+                  + (f"  proved by {by}" if (by := (d.get("levels_proved_by") or {}).get(str(lv["level"]))) else ""))
         if d["message"]:
             print(f"message: {d['message']}")
         br = d.get("bracket")

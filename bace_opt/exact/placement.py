@@ -46,7 +46,7 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
                     solver: str = "highs", options: SolveOptions = SolveOptions(),
                     warm_start: Sequence[JobPlan] | None = None, levels: int = 3,
                     max_binaries: int = 2_000_000, formulation: str = "walk",
-                    race_members: Sequence[str] = ("highs", "cpsat")) -> PlacementResult:
+                    race_members: Sequence[str] = ("highs", "cpsat"), share=None) -> PlacementResult:
     """Solve P1 exactly (models/placement.md): lexicographic (1) max jobs started, (2) min cost at t0 prices,
     (3) min total run time, by sequential solves (P1.17-P1.19).
 
@@ -58,7 +58,8 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
     ``formulation`` (MILP back ends): "walk" (default, ``placement_walk``) or "position" (``placement_milp``);
     both have the same optimum (models/placement.md section 9).  CP-SAT has its own model.
     ``solver="race"``: ``race_members`` race in parallel processes (bace_opt.solvers.race); the first proof wins
-    and ``solver_info.extra["proved_by"]`` names it.
+    and ``solver_info.extra["proved_by"]`` names it.  ``share`` (internal, set by the race's members): a
+    ``placement_levels.LevelShare`` through which levels proven by other members are adopted.
     """
     from ..solvers import registry
     registry.require(solver)
@@ -89,10 +90,11 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
                               formulation=formulation)
     if registry.BACKENDS[solver].kind == "cp":
         from .placement_cpsat import solve_levels_cpsat
-        sol, lv, build_s = solve_levels_cpsat(data, options, warm_start, levels, t_start)
+        sol, lv, build_s = solve_levels_cpsat(data, options, warm_start, levels, t_start, share=share)
     else:
         from .placement_milp import solve_levels_milp
-        sol, lv, build_s = solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation)
+        sol, lv, build_s = solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation,
+                                             share=share)
     return _finish(data, solver, sol, lv, build_s, t_start)
 
 

@@ -34,7 +34,7 @@ from typing import Sequence
 from ..schedule import JobPlan
 from ..solvers.base import SolveOptions, relative_gap
 from .placement_data import PlacementData, has_negative_prices, identical_pairs, job_arcs
-from .placement_levels import LEVEL_NAMES, remaining_s
+from .placement_levels import LEVEL_NAMES, LEVEL_TOL, remaining_s, solve_or_adopt
 from .placement_solution import Solution, start_solution
 
 log = logging.getLogger(__name__)
@@ -234,7 +234,10 @@ def _value(solver, terms) -> float:
 
 
 def solve_levels_cpsat(data: PlacementData, options: SolveOptions, warm_start: Sequence[JobPlan] | None,
-                       levels: int, t_start: float):
+                       levels: int, t_start: float, share=None):
+    """The sequential levels on one CP-SAT model.  ``share`` (a ``placement_levels.LevelShare``): a level
+    another race member proved is adopted, not solved: its solution becomes the hint and its optimum is fixed
+    in the scaled units with the scaling error and LEVEL_TOL as slack (so the real optimum stays feasible)."""
     from ..solvers.cpsat import solve_cp
 
     tb = time.perf_counter()
@@ -254,11 +257,32 @@ def solve_levels_cpsat(data: PlacementData, options: SolveOptions, warm_start: S
             terms = cp.cost_terms if level == 2 else cp.run_terms
             sc, K, E = cp.scaled(terms)
             md.Minimize(sum(c * v for c, v in sc) if sc else 0)
-        res, solver = solve_cp(md, options, time_limit_s=remaining_s(options, t_start))
+        box = {}
+
+        def run(box=box):
+            r, box["solver"] = solve_cp(md, options, time_limit_s=remaining_s(options, t_start))
+            return r
+        res, adopted = solve_or_adopt(share, level, run, "cpsat")
+        solver = box.get("solver")
         rec = {"level": level, "name": LEVEL_NAMES[level],
                "sense": "max" if level == 1 else "min", "status": res.termination.value,
                "build_s": build_s if level == 1 else 0.0, "solve_s": res.solve_s, "nodes": res.nodes,
                "message": res.message}
+        if adopted is not None:
+            obj = -adopted.objective if level == 1 else adopted.objective
+            rec.update(objective=obj, bound=obj, gap=0.0)
+            lv.append(rec)
+            sol = adopted.solution
+            md.ClearHints()
+            _hint_solution(cp, sol)
+            if level == 1:
+                md.Add(sum(cp.x.values()) >= int(round(obj)))
+            elif level == 2 and terms:
+                # every placement with real cost <= obj (1 + LEVEL_TOL) has scaled cost <= K (that + E) (P1.23)
+                sc, K, E = cp.scaled(terms)
+                if sc:
+                    md.Add(sum(c * v for c, v in sc) <= math.floor(K * (obj + LEVEL_TOL * max(abs(obj), 1e-9) + E)))
+            continue
         if res.has_solution:
             if level == 1:
                 obj, bnd = -res.objective, -res.bound
@@ -273,6 +297,8 @@ def solve_levels_cpsat(data: PlacementData, options: SolveOptions, warm_start: S
         if not res.has_solution:
             break
         sol = _solution(cp, solver)
+        if share is not None and res.termination.value == "optimal":
+            share.publish(level, res.objective if level == 1 else obj, sol)
         if all_vars is None:
             all_vars = [v for v in _all_vars(cp)]
         md.ClearHints()

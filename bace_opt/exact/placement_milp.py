@@ -38,7 +38,7 @@ from ..solvers.base import SolveOptions, SolveResult, Termination, relative_gap
 from .placement_common import add_speed_classes, class_index_sets, price_rate, sigma, stages_in
 from .placement_data import (JobData, PlacementData, count_upper_bound, has_negative_prices, identical_pairs,
                              job_arcs)
-from .placement_levels import LEVEL_TOL, level_record, remaining_s
+from .placement_levels import LEVEL_TOL, level_record, remaining_s, solve_or_adopt
 from .placement_solution import Solution, start_solution
 
 log = logging.getLogger(__name__)
@@ -374,8 +374,9 @@ def formulation_module(formulation: str):
     raise ValueError(f"formulation: must be one of {', '.join(FORMULATIONS)}, got {formulation!r}")
 
 
-def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation: str = "walk"):
-    """The sequential levels (P1.17-P1.19) on one Pyomo model of ``formulation``, kept between levels."""
+def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation: str = "walk", share=None):
+    """The sequential levels (P1.17-P1.19) on one Pyomo model of ``formulation``, kept between levels.
+    ``share`` (a ``placement_levels.LevelShare``): levels another race member proved are adopted, not solved."""
     if formulation == "walk" and has_negative_prices(data):
         # a trail may pick up cycles that earn money under a negative price (models/placement.md section 9):
         # the position formulation with P1.12b is exact there
@@ -407,11 +408,18 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
             res = SolveResult(solver, Termination.OPTIMAL, objective=-float(ub1), bound=-float(ub1),
                               message="proven by the GPU-count bound (the start reaches it)")
             pyo_count = ub1
+            adopted = None
         elif level == 3 and getattr(fm, "LEVEL3_BY_COST", False) and sol is not None:
-            res, sol3 = _level3_by_cost(m, fm, sol, solver, options, t_start)
+            box = {}
+
+            def run(box=box, sol=sol):
+                r, box["sol"] = _level3_by_cost(m, fm, sol, solver, options, t_start)
+                return r
+            res, adopted = solve_or_adopt(share, level, run, solver)
             pyo_count = None
         else:
-            res = _run_backend(m, solver, options, warm, remaining_s(options, t_start))
+            res, adopted = solve_or_adopt(
+                share, level, lambda: _run_backend(m, solver, options, warm, remaining_s(options, t_start)), solver)
             pyo_count = None
         rec = level_record(level, res, (build_s if level == 1 else 0.0) + prep_s)
         lv.append(rec)
@@ -419,11 +427,20 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
             if sol is None:
                 return None, lv, build_s
             break   # keep the previous level's solution
+        if adopted is not None:
+            sol = adopted.solution
+            fm.load_solution_into_pyomo(m, sol)     # the next level's start (and the cost it fixes, below)
+        else:
+            if level == 3 and getattr(fm, "LEVEL3_BY_COST", False):
+                sol = box["sol"]                        # decoded already (P1.45)
+            else:
+                sol = ws if pyo_count is not None else fm.solution_from_pyomo(m)
+            if share is not None and res.termination == Termination.OPTIMAL:
+                share.publish(level, res.objective, sol)
         if level == 3 and getattr(fm, "LEVEL3_BY_COST", False):
-            sol = sol3
             continue
-        sol = ws if pyo_count is not None else fm.solution_from_pyomo(m)
-        if pyo_count is None and fm is not sys.modules[__name__] and res.termination != Termination.OPTIMAL:
+        if adopted is None and pyo_count is None and fm is not sys.modules[__name__] and \
+                res.termination != Termination.OPTIMAL:
             # an unproven walk incumbent may carry arcs the decoder drops (loops, closed walks): report the
             # decoded placement's own value, which is what the schedule will cost (never worse than the incumbent)
             _report_decoded(m, fm, sol, level, rec, objs[level])

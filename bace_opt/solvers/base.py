@@ -75,6 +75,18 @@ INTERRUPT_GRACE_S = 3.0
 ABANDONED: list[str] = []
 
 
+#: per thread, set by a race member (bace_opt.solvers.race): a callable that turns true when the running solve's
+#: answer is no longer needed (another member proved the same level, or the race is over).  ``run_interruptible``
+#: polls it beside the Ctrl-C flag and then calls the back end's cancel and returns whatever the back end returns
+#: (no KeyboardInterrupt).
+_EXTERNAL = threading.local()
+
+
+def set_external_stop(poll: Callable[[], bool] | None) -> None:
+    """Install (or, with None, remove) the calling thread's external-stop poll (see ``_EXTERNAL``)."""
+    _EXTERNAL.poll = poll
+
+
 def run_interruptible(solve: Callable[[], Any], stop: Callable[[], None]) -> Any:
     """Run ``solve()`` so that Ctrl-C stops it within seconds, whatever the back end.
 
@@ -84,8 +96,11 @@ def run_interruptible(solve: Callable[[], Any], stop: Callable[[], None]) -> Any
     returned (or after ``INTERRUPT_GRACE_S``), raises ``KeyboardInterrupt``: no result, so no output file;
     the command line exits 130.  Back ends that catch SIGINT themselves and return a weaker result as if
     nothing happened (CP-SAT) are therefore consistent with the others.  Outside the main thread (where no
-    signal handler can be set) ``solve()`` is simply called."""
-    if threading.current_thread() is not threading.main_thread():
+    signal handler can be set) only the thread's external stop (``set_external_stop``) is watched, and
+    without one ``solve()`` is simply called."""
+    main = threading.current_thread() is threading.main_thread()
+    external = getattr(_EXTERNAL, "poll", None)
+    if not main and external is None:
         return solve()
     box: dict[str, Any] = {}
 
@@ -105,20 +120,33 @@ def run_interruptible(solve: Callable[[], Any], stop: Callable[[], None]) -> Any
             except Exception:   # a cancel that fails must not hide the interrupt
                 pass
 
-    try:
-        old = signal.signal(signal.SIGINT, on_sigint)
-    except ValueError:          # not allowed here (e.g. an embedded interpreter)
-        return solve()
+    old = None
+    if main:
+        try:
+            old = signal.signal(signal.SIGINT, on_sigint)
+        except ValueError:          # not allowed here (e.g. an embedded interpreter)
+            if external is None:
+                return solve()
+            main = False
     try:
         t = threading.Thread(target=work, name="bace-opt-solve", daemon=True)
         t.start()
         log.info("solver running (Ctrl-C aborts)")
+        cancelled = False
         while t.is_alive():
             t.join(0.05)
             if hit and time.monotonic() - hit[0] > INTERRUPT_GRACE_S:
                 break
+            if external is not None and not cancelled and not hit and external():
+                cancelled = True        # not an abort: the back end returns what it has, the caller decides
+                log.info("solve no longer needed: cancelling the back end")
+                try:
+                    stop()
+                except Exception:
+                    pass
     finally:
-        signal.signal(signal.SIGINT, old)
+        if main:
+            signal.signal(signal.SIGINT, old)
     if hit:
         if t.is_alive():
             ABANDONED.append(t.name)

@@ -3,15 +3,26 @@ proof wins (``--solver race``).
 
     race_placement(inst, members=("highs", "cpsat"), options=SolveOptions(time_limit_s=600), **kw)
 
-Each member runs ``bace_opt.exact.placement.solve_placement(inst, solver=member, ...)`` alone in its own
-process (one thread each: the race is the parallelism).  Sharing: every member starts from the same best
-start (the caller's warm start when it fits, else the greedy placement; HiGHS and SCIP take it as a MIP
-start, CP-SAT as a complete hint); members do not exchange incumbents during their solves (no back end here
-accepts a new incumbent mid-solve through our adapters).  The parent waits for results; as soon as one
-member reports every level proven optimal, all others are stopped (SIGTERM, then SIGKILL after
-``STOP_GRACE_S``) and its result is returned with ``solver.extra["proved_by"]`` naming it.  If nobody proves
-within the time limit, the best result (most jobs, then lowest cost, then lowest run time; proven levels
-first) is returned with status ``feasible``.
+Each member runs ``bace_opt.exact.placement.solve_placement(inst, solver=member, ...)`` in its own process
+(one thread each: the race is the parallelism).  Sharing:
+
+* every member starts from the same best start (the caller's warm start when it fits, else the greedy
+  placement; HiGHS and SCIP take it as a MIP start, CP-SAT as a complete hint);
+* levels (P1.17-P1.19) are shared (``share_levels``, default on): the first member to prove a level sends
+  its optimum and the solution attaining it to the parent, which passes it to every other member.  A member
+  still solving that level is stopped through its back end's own cancel (``solvers.base.set_external_stop``;
+  the process lives on), adopts the level as proven (its optimum fixed for the next levels exactly as its
+  own proof would be; CP-SAT fixes it in its scaled units with the scaling error as slack, P1.23) and starts
+  the next level from the shared solution (MIP start, or CP-SAT hint).  So every member works on the first
+  level nobody has proven, from the best solution anyone has, and the race can finish before its fastest
+  member would alone (HiGHS proving level 2, CP-SAT level 3, say).  No back end here accepts a new incumbent
+  in the middle of a solve through our adapters, so nothing is exchanged within a level.
+
+As soon as one member reports every level proven optimal, all others are stopped (SIGTERM, then SIGKILL after
+``STOP_GRACE_S``) and its result is returned with ``solver.extra["proved_by"]`` naming it and
+``extra["levels_proved_by"]`` naming the member that proved each level.  If nobody proves within the time
+limit, the best result (most jobs, then lowest cost, then lowest run time; proven levels first) is returned
+with status ``feasible``.
 
 Deterministic for a given set of results: when several results are available at the moment the parent
 decides, the choice depends only on their content and the members' order, never on arrival order within
@@ -68,18 +79,111 @@ def _start_ignoring_sigint(procs) -> None:
             signal.signal(signal.SIGINT, old)
 
 
-def _member(i: int, solver: str, inst, options: SolveOptions, kw: dict, out) -> None:
-    """Child process: solve alone, put (i, result or error text) on ``out``."""
+class _MemberShare:
+    """A member's side of the level sharing (a ``placement_levels.LevelShare``): a thread files the levels the
+    parent passes on; the level loop takes them, and the running solve is stopped when its level arrives."""
+
+    def __init__(self, i: int, name: str, inbox, out):
+        self.i, self.name, self.out = i, name, out
+        self._proved: dict = {}
+        self._current = 0
+        self._lock = threading.Lock()
+        self.over = False             # the race is decided: stop whatever runs, solve nothing more
+        if inbox is not None:
+            threading.Thread(target=self._listen, args=(inbox,), name="race-inbox", daemon=True).start()
+
+    def _listen(self, inbox) -> None:
+        while True:
+            try:
+                got = inbox.get()
+            except (EOFError, OSError):
+                return
+            if got is None:
+                return
+            with self._lock:
+                self._proved.setdefault(got.level, got)
+
+    def stop_wanted(self) -> bool:
+        with self._lock:
+            return self.over or self._current in self._proved
+
+    def take(self, level: int):
+        with self._lock:
+            self._current = level
+            return self._proved.get(level)
+
+    def publish(self, level: int, objective: float, solution) -> None:
+        from ..exact.placement_levels import SharedLevel
+        self.out.put(("level", self.i, SharedLevel(level, float(objective), solution, self.name)))
+
+
+def _member(i: int, solver: str, inst, options: SolveOptions, kw: dict, out, inbox) -> None:
+    """Child process: solve (sharing levels through ``inbox``/``out`` when ``inbox`` is given), put
+    ("done", i, result or None, error text or None) on ``out``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent handles Ctrl-C and stops us
     try:
         from ..exact.placement import solve_placement
-        res = solve_placement(inst, solver=solver, options=options, **kw)
-        out.put((i, res, None))
+        share = None
+        if inbox is not None:
+            from . import base
+            share = _MemberShare(i, solver, inbox, out)
+            base.set_external_stop(share.stop_wanted)
+        res = solve_placement(inst, solver=solver, options=options, share=share, **kw)
+        out.put(("done", i, res, None))
     except BaseException as e:   # report any failure to the parent instead of dying silently
-        out.put((i, None, f"{type(e).__name__}: {e}"))
+        out.put(("done", i, None, f"{type(e).__name__}: {e}"))
+
+
+class _LocalMember:
+    """The first member runs in the parent process, in a thread, so it pays no process start-up (interpreter,
+    imports): the race is never later than that member alone by more than the CPU the others take from it.
+    It looks like a ``Process`` to the race: ``terminate`` sets its share's ``over`` flag, which cancels the
+    running level through the back end's own cancel (``solvers.base.set_external_stop``) and every later
+    level at once."""
+
+    def __init__(self, i: int, solver: str, inst, options: SolveOptions, kw: dict, out, inbox):
+        self.name = f"race-{solver}"
+        self.share = _MemberShare(i, solver, inbox, out)
+        self._thread = threading.Thread(target=self._run, args=(i, solver, inst, options, kw, out, inbox is not None),
+                                        name=self.name, daemon=True)
+        self.pid = None
+
+    def _run(self, i, solver, inst, options, kw, out, sharing) -> None:
+        from . import base
+        base.set_external_stop(self.share.stop_wanted)
+        try:
+            from ..exact.placement import solve_placement
+            res = solve_placement(inst, solver=solver, options=options, share=self.share if sharing else None,
+                                  **kw)
+            out.put(("done", i, res, None))
+        except BaseException as e:   # report any failure to the race like a child would
+            out.put(("done", i, None, f"{type(e).__name__}: {e}"))
+
+    def start(self) -> None:
+        self._thread.start()
+        self.pid = os.getpid()
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
+    def exitcode(self):
+        return None if self._thread.is_alive() else 0
+
+    def terminate(self) -> None:
+        self.share.over = True
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    def kill(self) -> None:
+        from . import base
+        if self._thread.is_alive():      # its back end did not stop in time: the command line will not wait
+            base.ABANDONED.append(self.name)
 
 
 def _stop(procs) -> None:
+    procs = [p for p in procs if p.pid is not None]     # a member whose start failed was never started
     for p in procs:
         if p.is_alive():
             p.terminate()
@@ -129,8 +233,10 @@ def check_members(members: Sequence[str]) -> list[str]:
 
 
 def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: SolveOptions = SolveOptions(),
-                   **kw):
-    """Race ``members`` on P1 (keyword arguments as ``solve_placement``); returns a ``PlacementResult``."""
+                   share_levels: bool = True, in_process: bool = True, **kw):
+    """Race ``members`` on P1 (keyword arguments as ``solve_placement``); returns a ``PlacementResult``.
+    ``share_levels``: pass each level's first proof on to the other members (module doc).  ``in_process``: the
+    first member runs in this process (a thread; ``_LocalMember``), the others in spawned processes."""
     from ..schedule import SolverInfo
     members = check_members(members)
     if len(members) > cpu_count():
@@ -139,8 +245,13 @@ def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: S
     ctx = _context()
     out = ctx.Queue()
     t0 = time.perf_counter()
-    procs = [ctx.Process(target=_member, args=(i, m, inst, opts, kw, out), daemon=True, name=f"race-{m}")
-             for i, m in enumerate(members)]
+    sharing = share_levels and len(members) > 1
+    inboxes = [(queue.Queue() if i == 0 and in_process else ctx.Queue()) if sharing else None
+               for i in range(len(members))]
+    procs = [_LocalMember(i, m, inst, opts, kw, out, inboxes[i]) if i == 0 and in_process else
+             ctx.Process(target=_member, args=(i, m, inst, opts, kw, out, inboxes[i]), daemon=True,
+                         name=f"race-{m}") for i, m in enumerate(members)]
+    proved_by: dict[int, str] = {}     # level -> the member that proved it first
     results: dict[int, object] = {}
     errors: dict[int, str] = {}
     winner = None
@@ -164,8 +275,16 @@ def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: S
                     batch.append(out.get_nowait())
                 except queue.Empty:
                     break
-            for i, res, err in batch:
-                if res is None:
+            for kind, i, res, err in ((m[0], m[1], m[2], m[3] if len(m) > 3 else None) for m in batch):
+                if kind == "level":
+                    if res.level not in proved_by:       # the first proof of this level: pass it on
+                        proved_by[res.level] = members[i]
+                        log.info("race: %s proved level %d (%.2f s)", members[i], res.level,
+                                 time.perf_counter() - t0)
+                        for k, box in enumerate(inboxes):
+                            if k != i and box is not None and k not in results and k not in errors:
+                                box.put(res)
+                elif res is None:
                     errors[i] = err
                 else:
                     results[i] = res
@@ -174,6 +293,13 @@ def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: S
                 break
     finally:
         _stop(procs)      # also on KeyboardInterrupt: no child outlives the race
+        for box in inboxes:     # ends the in-process listener; a stopped member may leave data unread:
+            if box is not None:  # never wait on it at exit
+                box.put(None)
+                if hasattr(box, "cancel_join_thread"):
+                    box.cancel_join_thread()
+                    box.close()
+        out.cancel_join_thread()     # (not closed: an abandoned in-process member may still report into it)
     wall = time.perf_counter() - t0
     summary = [{"member": m, "status": (results[i].solver_info.status if i in results else
                                         ("error" if i in errors else "stopped")),
@@ -192,8 +318,10 @@ def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: S
     res = results[winner]
     si = res.solver_info
     proved = si.status == "optimal"
+    levels_by = {r["level"]: (members[winner] if "(race)" not in (r.get("message") or "") else
+                              proved_by.get(r["level"])) for r in res.levels if r["status"] == "optimal"}
     extra = dict(si.extra or {}, members=summary, proved_by=members[winner] if proved else None,
-                 best_member=members[winner])
+                 best_member=members[winner], levels_proved_by=levels_by)
     msg = si.message
     if proved:
         log.info("race: %s proved the optimum in %.2f s", members[winner], wall)
