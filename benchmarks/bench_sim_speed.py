@@ -96,11 +96,22 @@ def contended_instance(n_jobs: int, spread_s_per_job: float = CONTENDED_SPREAD_S
                            max_gpus_per_region=64, max_stages=16, max_arrival_s=spread_s_per_job * n_jobs)
 
 
+#: ``--policies bace-pipe@reference``: the policy with ``BacePipe.reference_path`` (the readable pathfinder and
+#: allocator, every chain priced as a plan) instead of ``policies.chain_search``, to compare old and new per-call
+#: cost in one run (issue 15, "Pathfinder per call")
+REFERENCE_SUFFIX = "@reference"
+
+
 def one_run(family: str, n_jobs: int, policy: str) -> dict:
     """Simulate one (family, size, policy) in this process; return its figures (peak RSS included)."""
     spread = CONTENDED_SPREAD_S if family == "contended" else UNCONTENDED_SPREAD_S
     inst = contended_instance(n_jobs, spread)
-    sched, stats = run_simulation(inst, policy)
+    name = policy
+    if policy.endswith(REFERENCE_SUFFIX):    # BACE-Pipe's readable reference pathfinder (same decisions)
+        from bace_opt.policies.bace_pipe import BacePipe
+        BacePipe.reference_path = True
+        name = policy[:-len(REFERENCE_SUFFIX)]
+    sched, stats = run_simulation(inst, name)
     m = sched.metrics
     waits = [v["wait_s"] for v in sched.meta["jobs"].values() if v["wait_s"] is not None]
     return {"family": family, "jobs": n_jobs, "policy": policy, "cpu_s": round(stats.cpu_s, 3),

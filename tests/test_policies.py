@@ -284,3 +284,163 @@ def test_exact_p1_without_exact_model_raises_solver_unavailable(monkeypatch):
     inst, j = _baseline_instance()
     with pytest.raises(bo.SolverUnavailableError, match="exact-p1"):
         bo.simulate(inst, "exact-p1")
+
+
+# ---------------------------------------------------------------------- fast pathfinder == reference (issue 15)
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from bace_opt.instance import Objective, PriceSeries  # noqa: E402
+from bace_opt.policies.bace_pipe import BacePipe  # noqa: E402
+
+_GT2 = {"A": GpuType("A", 100.0, 48.0, 300.0), "B": GpuType("B", 50.0, 24.0, 250.0),
+        "C": GpuType("C", 100.0, 80.0, 400.0)}
+
+
+@st.composite
+def _residual_case(draw):
+    """A small instance (2-6 regions, names out of sorted order, mixed speeds, sparse or full links, constant or
+    hourly prices, sometimes negative, egress on or off) with values drawn from small sets so that ties in
+    bandwidth, price, cost and run time are common; 1-3 jobs; and three residual states of it."""
+    n = draw(st.integers(2, 6))
+    names = draw(st.permutations(["q", "b", "x", "d", "m", "a"]))[:n]
+    regions = []
+    for r in names:
+        series = None
+        if draw(st.booleans()):
+            series = PriceSeries(0.0, 100.0, tuple(draw(st.lists(st.sampled_from([-0.05, 0.0, 0.1, 0.2, 0.3]),
+                                                                 min_size=1, max_size=4))))
+        regions.append(Region(r, draw(st.sampled_from(sorted(_GT2))), draw(st.sampled_from([0, 1, 2, 3, 4, 6])),
+                              draw(st.sampled_from([0.1, 0.2, 0.3])), draw(st.sampled_from([1.0, 1.2])), series))
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    full = draw(st.booleans())
+    keep = pairs if full else [p for p in pairs if draw(st.booleans())]
+    links = [Link(a, b, draw(st.sampled_from([1.0, 2.0, 4.0, 8.0])), draw(st.sampled_from([0.0, 5.0, 20.0])),
+                  draw(st.sampled_from([0.0, 0.01]))) for a, b in keep]
+    jobs = [Job(f"j{k}", 0.0, draw(st.integers(1, 8)), draw(st.sampled_from([4, 8])), draw(st.sampled_from([10, 50])),
+                draw(st.sampled_from([0.1, 0.2])), draw(st.sampled_from([5.0, 12.5, 25.0, 50.0])),
+                draw(st.sampled_from([1, 1, 2])), None, draw(st.sampled_from([None, None, 40.0])))
+            for k in range(draw(st.integers(1, 3)))]
+    try:
+        inst = Instance("h", _GT2, "A", regions, links, jobs, Objective(egress=draw(st.booleans()))).validated()
+    except bo.BaceOptError:
+        from hypothesis import assume
+        assume(False)
+    states = []
+    for _ in range(3):
+        free = {r.name: draw(st.integers(0, r.gpus)) for r in inst.regions}
+        bw = [draw(st.sampled_from([0.0, l.bandwidth_gbps / 2, l.bandwidth_gbps, 1.0, 1.5])) for l in inst.links]
+        states.append(ClusterState(inst, draw(st.sampled_from([0.0, 50.0, 150.0, 250.0])), free, bw))
+    return inst, states
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_residual_case())
+def test_fast_pathfinder_makes_the_reference_decisions(case):
+    """``chain_search`` (tables, residual caches, seeds out of order, cost-bound and component pruning) gives
+    exactly the reference's plan (every float equal) and ``fits`` answer, for every pathfinder option, on
+    states asked in turn on one instance (so its residual-keyed caches are hit and missed)."""
+    inst, states = case
+    for seeds in ("all", "cheapest"):
+        for prefer in ("bandwidth", "price"):
+            for allocator in ("costmin", "even", "fill"):
+                for via in ("links", "routes"):
+                    pol = BacePipe(seeds=seeds, prefer=prefer, allocator=allocator, via=via)
+                    ref = BacePipe(seeds=seeds, prefer=prefer, allocator=allocator, via=via)
+                    ref.reference_path = True
+                    for state in states + states[:1]:
+                        for j in inst.jobs:
+                            want = ref.place(j, state)
+                            assert pol.place(j, state) == want, (seeds, prefer, allocator, via, j, state._free,
+                                                                 state._bw)
+                            assert pol.fits(j, state) == (want is not None) == ref.fits(j, state)
+
+
+def test_fast_pathfinder_bound_skips_dear_seeds_without_changing_the_plan():
+    # one cheap region holds the job alone; the dear small regions could only grow dearer chains: the cost bound
+    # skips their growth, and the plan is the reference's
+    from bace_opt.policies import chain_search
+    j = job("j", stages=4, activation_mb=1.0)
+    inst = make([("cheap", 8, 0.1), ("d1", 2, 0.5), ("d2", 2, 0.6)],
+                [("cheap", "d1", 10.0, 1.0), ("d1", "d2", 10.0, 1.0), ("cheap", "d2", 10.0, 1.0)], [j])
+    st_ = state_with(inst)
+    grown = []
+    orig = chain_search.grow
+    try:
+        chain_search.grow = lambda *a: grown.append(a[2]) or orig(*a)
+        plan = BacePipe().place(j, st_)
+    finally:
+        chain_search.grow = orig
+    assert grown == []                                   # d1, d2 (2 stages each) never grown
+    assert plan == BacePipe().reference_place(j, st_)
+    assert [b.region for b in plan.blocks] == ["cheap"]
+
+
+def _reference_greedy_chain(job, state, by_capacity, via):
+    """The former ``bace_pipe._greedy_chain`` (before issue 15), kept verbatim as the reference: every candidate
+    scored, one ``inst.routes`` / link lookup per hop."""
+    from bace_opt.policies.bace_pipe import _hop_route, resolve_via
+    from bace_opt.policies.base import MIN_GBPS, _eligible
+    inst = state.inst
+    via = resolve_via(inst, via)
+    elig = _eligible(inst, job)
+    hosts = {r: state.free(r) // job.gpus_per_stage for r in inst.region_index
+             if r in elig and state.free(r) // job.gpus_per_stage > 0}
+    if by_capacity:
+        order = sorted(hosts, key=lambda r: (-state.free(r), state.price(r), r))
+    else:
+        order = sorted(hosts, key=lambda r: (state.price(r), r))
+    if sum(hosts.values()) < job.stages or not order:
+        return None
+    li = inst.link_index
+    chain, slots, routes, rest = [order[0]], hosts[order[0]], [], list(order[1:])
+    while slots < job.stages:
+        tail = chain[-1]
+        scored = []
+        for pos, r in enumerate(rest):
+            route = _hop_route(inst, tail, r, via)
+            if route is None:
+                continue
+            cap = min(state.free_gbps(li[(u, v)]) for u, v in zip(route, route[1:]))
+            if cap <= MIN_GBPS:
+                continue
+            scored.append((pos, r, route, cap))
+        if not scored:
+            return None
+        if by_capacity:
+            pos, r, route, cap = min(scored, key=lambda s: (-state.free(s[1]), -s[3], s[0]))
+        else:
+            pos, r, route, cap = scored[0]
+        rest.remove(r)
+        chain.append(r)
+        routes.append(route)
+        slots += hosts[r]
+    tau = F.tau_s(inst, job, chain)
+    b = F.demand_gbps(job, tau)
+    left, res = {}, []
+    for route in routes:
+        ks = [li[(u, v)] for u, v in zip(route, route[1:])]
+        cap = min(left.get(k, state.free_gbps(k)) for k in ks)
+        w = min(b, cap)
+        if w <= MIN_GBPS:
+            return None
+        for k in ks:
+            left[k] = left.get(k, state.free_gbps(k)) - w
+        res.append(w)
+    return Chain(tuple(chain), tuple(routes), tau, b, tuple(res))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_residual_case())
+def test_greedy_chains_make_the_reference_decisions(case):
+    """``price_chain`` / ``capacity_chain`` (no-pathfinder ablation, CR-LCF, CR-LDF; early exit and shared
+    tables) and their shared-growth ``fits`` equal the former code on random residual states."""
+    from bace_opt.policies.bace_pipe import capacity_chain, greedy_chain_fits
+    inst, states = case
+    for via in ("links", "routes"):
+        for state in states + states[:1]:
+            for j in inst.jobs:
+                for by_cap, fn in ((False, price_chain), (True, capacity_chain)):
+                    want = _reference_greedy_chain(j, state, by_cap, via)
+                    assert fn(j, state, via=via) == want
+                    assert greedy_chain_fits(j, state, by_cap, via, {}) == (want is not None)

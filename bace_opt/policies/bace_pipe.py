@@ -36,6 +36,10 @@ function usable on its own (so the exact models can be compared stage by stage):
 electricity cost ``formulas.electricity_usd`` over the run time ``N * formulas.iteration_s``, plus egress when
 the instance's objective counts it; ties: shorter run, then chain order).
 
+``BacePipe.place`` and ``fits`` run these stages through ``policies.chain_search`` (the same decisions, every
+float equal, on precomputed integer tables, with exact pruning: issue 15); the functions above stay the
+readable reference, used with ``BacePipe.reference_path = True`` and by the tests that compare the two.
+
 Ablations are options of the same class: ``order="fifo"`` (no priority), ``pathfinder="price"`` (chain of
 regions in ascending price, bandwidth unchecked; each hop reserves min(b_j, residual), so it may stall;
 a region whose connecting hop has no residual bandwidth at all is skipped), ``allocator="even"`` (no
@@ -54,6 +58,7 @@ from typing import Mapping, Sequence
 from .. import formulas as F
 from ..instance import Instance, Job
 from ..schedule import Block, Hop, JobPlan
+from . import chain_search
 from .base import MIN_GBPS, ClusterState, _eligible, fifo_order
 
 SEED_RULES = ("cheapest", "all")
@@ -214,7 +219,7 @@ def price_chain(job: Job, state: ClusterState, via: str = "auto") -> Chain | Non
     hop would have no residual bandwidth is skipped (our reading: a reservation must be > 0)."""
     hosts = _hosts(job, state)
     order = sorted(hosts, key=lambda r: (state.price(r), r))
-    return _greedy_chain(job, state, order, via, by_capacity=False)
+    return _greedy_chain(job, state, order, via, by_capacity=False, hosts=hosts)
 
 
 def capacity_chain(job: Job, state: ClusterState, via: str = "auto") -> Chain | None:
@@ -223,7 +228,7 @@ def capacity_chain(job: Job, state: ClusterState, via: str = "auto") -> Chain | 
     name); bandwidth unchecked, reserve min(b_j, residual), regions with no residual on the hop skipped."""
     hosts = _hosts(job, state)
     order = sorted(hosts, key=lambda r: (-state.free(r), state.price(r), r))
-    return _greedy_chain(job, state, order, via, by_capacity=True)
+    return _greedy_chain(job, state, order, via, by_capacity=True, hosts=hosts)
 
 
 def resolve_via(inst: Instance, via: str) -> str:
@@ -240,58 +245,66 @@ def resolve_via(inst: Instance, via: str) -> str:
     return inst.__dict__[key]
 
 
-def _greedy_chain(job: Job, state: ClusterState, order: Sequence[str], via: str, by_capacity: bool) -> Chain | None:
-    via = resolve_via(state.inst, via)
+def _greedy_chain(job: Job, state: ClusterState, order: Sequence[str], via: str, by_capacity: bool,
+                  hosts: Mapping[str, int] | None = None) -> Chain | None:
     """Chain from ``order[0]``; next region: the first of ``order`` reachable from the tail with residual
-    bandwidth > 0 (``by_capacity``: the one with the most free GPUs, then the most residual bandwidth)."""
+    bandwidth > 0 (``by_capacity``: the one with the most free GPUs, then the most residual bandwidth).  Each
+    hop's route is the direct link or the lowest-latency route (``_hop_route``), read from ``chain_search``'s
+    tables with its bottleneck residual (the chain's own earlier hops are not subtracted here: the
+    reservations below take them in turn)."""
+    via = resolve_via(state.inst, via)
     inst = state.inst
-    hosts = _hosts(job, state)
+    if hosts is None:
+        hosts = _hosts(job, state)
     if sum(hosts.values()) < job.stages or not order:
         return None
-    li = inst.link_index
+    T = chain_search.tables(inst, via, 1)
+    ri = inst.region_index
+    bw = state._bw
+    caps = T.residual(bw).caps
+    free = state._free
     chain = [order[0]]
     slots = hosts[order[0]]
-    routes: list[tuple[str, ...]] = []
-    used: dict[int, float] = {}
-    caps: list[float] = []
+    opts: list = []
     rest = list(order[1:])
     while slots < job.stages:
-        tail = chain[-1]
-        scored = []
+        ti = ri[chain[-1]]
+        best = None
         for pos, r in enumerate(rest):
-            route = _hop_route(inst, tail, r, via)
-            if route is None:
+            hc = chain_search.hop_caps(T, caps, bw, ti, ri[r])
+            if not hc:
                 continue
-            cap = min(state.free_gbps(li[(u, v)]) - used.get(li[(u, v)], 0.0) for u, v in zip(route, route[1:]))
+            cap, _, opt = hc[0]
             if cap <= MIN_GBPS:
                 continue
-            scored.append((pos, r, route, cap))
-        if not scored:
+            if not by_capacity:
+                best = (pos, r, opt)
+                break                    # the first of ``order`` that is reachable
+            key = (-free[r], -cap, pos)
+            if best is None or key < best[0]:
+                best = (key, r, opt)
+        if best is None:
             return None
-        if by_capacity:
-            pos, r, route, cap = min(scored, key=lambda s: (-state.free(s[1]), -s[3], s[0]))
-        else:
-            pos, r, route, cap = scored[0]
+        _, r, opt = best
         rest.remove(r)
         chain.append(r)
-        routes.append(route)
-        caps.append(cap)
+        opts.append(opt)
         slots += hosts[r]
     tau = F.tau_s(inst, job, chain)
     b = F.demand_gbps(job, tau)
     # reservations: min(b, residual), with hops sharing a link (routes) taking it in turn
     left: dict[int, float] = {}
     res = []
-    for route in routes:
-        ks = [li[(u, v)] for u, v in zip(route, route[1:])]
-        cap = min(left.get(k, state.free_gbps(k)) for k in ks)
+    for opt in opts:
+        ks = opt[0]
+        cap = min(left.get(k, bw[k]) for k in ks)
         w = min(b, cap)
         if w <= MIN_GBPS:
             return None
         for k in ks:
-            left[k] = left.get(k, state.free_gbps(k)) - w
+            left[k] = left.get(k, bw[k]) - w
         res.append(w)
-    return Chain(tuple(chain), tuple(routes), tau, b, tuple(res))
+    return Chain(tuple(chain), tuple(o[1] for o in opts), tau, b, tuple(res))
 
 
 def greedy_chain_fits(job: Job, state: ClusterState, by_capacity: bool, via: str, cache: dict) -> bool:
@@ -364,33 +377,39 @@ class _GreedyGrowth:
 
     def grow_to(self, S: int) -> None:
         state, inst = self.state, self.state.inst
-        li = inst.link_index
+        T = chain_search.tables(inst, self.via, 1)
+        ri = inst.region_index
+        bw = state._bw
+        caps = T.residual(bw).caps
+        free = state._free
         while not self.stuck and self.cum[-1] < S:
             if not self.rest:
                 self.stuck = True
                 break
-            tail = self.chain[-1]
-            scored = []
+            ti = ri[self.chain[-1]]
+            best = None
             for pos, r in enumerate(self.rest):
-                route = _hop_route(inst, tail, r, self.via)
-                if route is None:
+                hc = chain_search.hop_caps(T, caps, bw, ti, ri[r])
+                if not hc:
                     continue
-                cap = min(state.free_gbps(li[(u, v)]) - 0.0 for u, v in zip(route, route[1:]))
+                cap, _, opt = hc[0]
                 if cap <= MIN_GBPS:
                     continue
-                scored.append((pos, r, route, cap))
-            if not scored:
+                if not self.by_capacity:
+                    best = (pos, r, opt)
+                    break
+                key = (-free[r], -cap, pos)
+                if best is None or key < best[0]:
+                    best = (key, r, opt)
+            if best is None:
                 self.stuck = True
                 break
-            if self.by_capacity:
-                pos, r, route, cap = min(scored, key=lambda s: (-state.free(s[1]), -s[3], s[0]))
-            else:
-                pos, r, route, cap = scored[0]
+            _, r, opt = best
+            ks = opt[0]
             self.rest.remove(r)
             self.chain.append(r)
-            self.routes.append(route)
+            self.routes.append(opt[1])
             self.cum.append(self.cum[-1] + self.hosts[r])
-            ks = [li[(u, v)] for u, v in zip(route, route[1:])]
             self.shared.append(self.shared[-1] or any(k in self.seen for k in ks))
             self.seen.update(ks)
 
@@ -403,16 +422,25 @@ def _hop_route(inst: Instance, u: str, v: str, via: str) -> tuple[str, ...] | No
 
 
 def _hosts(job: Job, state: ClusterState) -> dict[str, int]:
-    """Regions that can host at least one stage of ``job`` now -> how many stages fit."""
+    """Regions that can host at least one stage of ``job`` now -> how many stages fit (region order)."""
     g = job.gpus_per_stage
+    free = state._free
     out = {}
-    elig = _eligible(state.inst, job)
-    for r in state.inst.region_index:
-        if r in elig:
-            n = state.free(r) // g
-            if n > 0:
-                out[r] = n
+    for r in _eligible_in_order(state.inst, job):
+        n = free[r] // g
+        if n > 0:
+            out[r] = n
     return out
+
+
+def _eligible_in_order(inst: Instance, job: Job) -> tuple[str, ...]:
+    """The regions of ``_eligible(inst, job)`` in ``region_index`` order, cached per eligible set."""
+    cache = inst.__dict__.setdefault("_policy_eligible_order", {})
+    elig = _eligible(inst, job)
+    v = cache.get(elig)
+    if v is None:
+        v = cache[elig] = tuple(r for r in inst.region_index if r in elig)
+    return v
 
 
 # ---------------------------------------------------------------------- stage 3: allocator
@@ -615,11 +643,19 @@ class BacePipe(OrderedPolicy):
         c = price_chain(job, state, via=self.via)
         return [] if c is None else [c]
 
+    #: True: ``place`` and ``fits`` run the readable reference functions (``find_chains``, ``allocate``,
+    #: ``make_plan``, ``plan_cost``) instead of ``chain_search``'s tables (same decisions; benchmarks and tests
+    #: compare the two)
+    reference_path = False
+
     def fits(self, job: Job, state: ClusterState) -> bool:
         """Whether ``place`` returns a plan, without pricing: some seed's growth succeeds (every allocator
         fills a grown chain: it has at most S_j regions, each with a free stage, holding S_j together)."""
         if self.pathfinder != "bandwidth":
             return greedy_chain_fits(job, state, False, self.via, self._state_cache(state))
+        if not self.reference_path:
+            return chain_search.fits(job, state, resolve_via(state.inst, self.via), self.k_routes, self.seeds,
+                                     self.prefer)
         hosts = _hosts(job, state)
         if sum(hosts.values()) < job.stages:
             return False
@@ -642,6 +678,13 @@ class BacePipe(OrderedPolicy):
         return (T if self.seeds == "all" else 0), 1 << 30
 
     def place(self, job: Job, state: ClusterState) -> JobPlan | None:
+        if self.pathfinder == "bandwidth" and not self.reference_path:
+            return chain_search.place(job, state, resolve_via(state.inst, self.via), self.k_routes, self.seeds,
+                                      self.prefer, self.allocator)
+        return self.reference_place(job, state)
+
+    def reference_place(self, job: Job, state: ClusterState) -> JobPlan | None:
+        """``place`` through the readable reference functions (every chain priced as a ``JobPlan``)."""
         inst = state.inst
         alloc = ALLOCATE[self.allocator]
         best = None
