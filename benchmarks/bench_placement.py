@@ -46,6 +46,10 @@ TARGET_S = {"paper-8j": 60.0, "paper-24j": 300.0}
 REALISTIC_REGIONS = ("aws:us-east-1", "aws:us-west-1", "aws:us-east-2", "aws:eu-central-1", "aws:ap-northeast-1",
                      "aws:ap-northeast-2", "aws:ap-southeast-1", "aws:ap-southeast-2")
 REALISTIC_TARGET_S = 60.0
+#: the solvers suite's "large" random instances (bace_opt.bench.suites.SOLVER_SIZES), issue 11's 600 s target
+RANDOM_LARGE = {"10r-24j": {"n_regions": 10, "n_jobs": 24, "max_gpus_per_region": 32, "max_stages": 12},
+                "12r-32j": {"n_regions": 12, "n_jobs": 32, "max_gpus_per_region": 32, "max_stages": 12}}
+RANDOM_LARGE_TARGET_S = 600.0
 
 
 def realistic(seed: int):
@@ -58,69 +62,96 @@ def realistic(seed: int):
 
 def realistic_main(args) -> int:
     """Old and new P1 formulations (and the race) side by side on the realistic instances, one run."""
-    from bace_opt.exact.placement import solve_placement
     variants = [v.split(":") for v in args.variants.split(",")]
     rows, commit = [], git_commit()
     seeds = [int(x) for x in args.seeds.split(",")]
     for seed in seeds:
-        if args.family == "paper8":
-            inst, label = paper(seed, 8), f"paper-6r-8j-seed{seed}"
-        else:
-            inst, label = realistic(seed), f"realistic-8r-16j-mixed-seed{seed}"
-        data = PlacementData(inst)
-        for v in variants:
-            backend, form = v[0], (v[1] if len(v) > 1 else "walk")
-            tl = args.time_limit or (600.0 if form == "walk" or backend == "race" else 300.0)
-            load0 = os.getloadavg()[0]
-            cpu0 = time.process_time()
-            t = time.perf_counter()
-            kw = {} if backend in ("cpsat", "race") else {"formulation": form}
-            res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl, threads=args.threads),
-                                  **kw)
-            wall = time.perf_counter() - t
-            cpu = time.process_time() - cpu0
-            si = res.solver_info
-            lv = {l["level"]: l for l in res.levels}
-            row = dict(instance=label, backend=backend, formulation=form if backend not in ("cpsat", "race") else "-",
-                       status=si.status, wall_s=wall, cpu_s=cpu if backend != "race" else None, time_limit_s=tl,
-                       proved_by=(si.extra or {}).get("proved_by", backend),
-                       jobs_started=lv.get(1, {}).get("objective"),
-                       cost_usd=lv.get(2, {}).get("objective"), cost_bound=lv.get(2, {}).get("bound"),
-                       run_s=lv.get(3, {}).get("objective"), build_s=si.build_s,
-                       level_solve_s="/".join(f"{lv[k]['solve_s']:.1f}" for k in sorted(lv)),
-                       level_nodes="/".join(str(lv[k]["nodes"]) for k in sorted(lv)),
-                       level_status="/".join(lv[k]["status"] for k in sorted(lv)),
-                       root_bound_l2=None, loadavg_start=round(load0, 2), loadavg_end=round(os.getloadavg()[0], 2),
-                       commit=commit)
-            rows.append(row)
-            print(" ".join(f"{k}={_fmt(row[k])}" for k in ("instance", "backend", "formulation", "status", "wall_s",
-                                                            "cost_usd", "level_solve_s", "level_nodes",
-                                                            "loadavg_end")), flush=True)
-        # root bounds per formulation (level 2 LP relaxation, level 1 fixed at the proven count)
-        z1 = next((r["jobs_started"] for r in rows if r["instance"] == label and r["level_status"].startswith("optimal")),
-                  None)       # level 1 proven
-        if z1 is not None:
-            for form in sorted({r["formulation"] for r in rows if r["instance"] == label and r["formulation"] != "-"}):
-                tb = time.perf_counter()
-                lp = lp_relaxation_bound(data, level=2, fix={1: z1}, formulation=form)
-                for r in rows:
-                    if r["instance"] == label and r["formulation"] == form:
-                        r["root_bound_l2"] = lp
-                print(f"  {label} {form}: level-2 LP bound {lp:.9g} ({time.perf_counter() - tb:.1f} s)", flush=True)
-    lines = _agreement(rows) + _realistic_targets(rows) + _race_lines(rows)
+        for inst, label in family_instances(args.family, seed):
+            _realistic_instance(args, variants, inst, label, rows, commit)
+    _realistic_write(args, rows, commit)
+    return 0
+
+
+def family_instances(family: str, seed: int):
+    """(instance, label) pairs of a --realistic family for one seed."""
+    if family == "paper8":
+        return [(paper(seed, 8), f"paper-6r-8j-seed{seed}")]
+    if family == "random-large":
+        from bace_opt.builders.synthetic import random_instance
+        return [(random_instance(seed=seed, **RANDOM_LARGE[k]), f"random-{k}-seed{seed}") for k in RANDOM_LARGE]
+    return [(realistic(seed), f"realistic-8r-16j-mixed-seed{seed}")]
+
+
+def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
+    """Every variant on one instance (appends to ``rows``), then the level-2 root LP bound per formulation."""
+    from bace_opt.exact.placement import solve_placement
+    data = PlacementData(inst)
+    for v in variants:
+        backend, form = v[0], (v[1] if len(v) > 1 else "walk")
+        tl = args.time_limit or (600.0 if form == "walk" or backend == "race" else 300.0)
+        load0 = os.getloadavg()[0]
+        cpu0 = time.process_time()
+        t = time.perf_counter()
+        kw = {} if backend in ("cpsat", "race") else {"formulation": form}
+        res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl, threads=args.threads),
+                              **kw)
+        wall = time.perf_counter() - t
+        cpu = time.process_time() - cpu0
+        si = res.solver_info
+        lv = {l["level"]: l for l in res.levels}
+        row = dict(instance=label, backend=backend, formulation=form if backend not in ("cpsat", "race") else "-",
+                   status=si.status, wall_s=wall, cpu_s=cpu if backend != "race" else None, time_limit_s=tl,
+                   proved_by=(si.extra or {}).get("proved_by", backend),
+                   jobs_started=lv.get(1, {}).get("objective"),
+                   cost_usd=lv.get(2, {}).get("objective"), cost_bound=lv.get(2, {}).get("bound"),
+                   run_s=lv.get(3, {}).get("objective"), build_s=si.build_s,
+                   level_build_s="/".join(f"{lv[k]['build_s'] or 0.0:.2f}" for k in sorted(lv)),
+                   level_solve_s="/".join(f"{lv[k]['solve_s']:.1f}" for k in sorted(lv)),
+                   level_nodes="/".join(str(lv[k]["nodes"]) for k in sorted(lv)),
+                   level_status="/".join(lv[k]["status"] for k in sorted(lv)),
+                   root_bound_l2=None, loadavg_start=round(load0, 2), loadavg_end=round(os.getloadavg()[0], 2),
+                   commit=commit)
+        rows.append(row)
+        print(" ".join(f"{k}={_fmt(row[k])}" for k in ("instance", "backend", "formulation", "status", "wall_s",
+                                                        "cpu_s", "cost_usd", "run_s", "level_build_s",
+                                                        "level_solve_s", "level_nodes", "level_status",
+                                                        "loadavg_start", "loadavg_end")), flush=True)
+    # root bounds per formulation (level 2 LP relaxation, level 1 fixed at the proven count)
+    z1 = next((r["jobs_started"] for r in rows if r["instance"] == label and r["level_status"].startswith("optimal")),
+              None)       # level 1 proven
+    if z1 is not None:
+        for form in sorted({r["formulation"] for r in rows if r["instance"] == label and r["formulation"] != "-"}):
+            tb = time.perf_counter()
+            lp = lp_relaxation_bound(data, level=2, fix={1: z1}, formulation=form)
+            for r in rows:
+                if r["instance"] == label and r["formulation"] == form:
+                    r["root_bound_l2"] = lp
+            print(f"  {label} {form}: level-2 LP bound {lp:.9g} ({time.perf_counter() - tb:.1f} s)", flush=True)
+
+
+def _realistic_write(args, rows, commit) -> None:
+    lines = _agreement(rows) + _realistic_targets(rows, args.family) + _race_lines(rows)
     for line in lines:
         print(line)
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    name = "bench_placement_realistic" if args.family == "realistic" else f"bench_placement_{args.family}_race"
+    name = {"realistic": "bench_placement_realistic", "random-large": "bench_placement_random_large"}.get(
+        args.family, f"bench_placement_{args.family}_race")
+    if args.out_suffix:
+        name += "_" + args.out_suffix
     _write_atomic(out / f"{name}.csv", _csv_text(rows))
     cols = ["instance", "backend", "formulation", "status", "proved_by", "wall_s", "cpu_s", "jobs_started", "cost_usd",
-            "run_s", "root_bound_l2", "build_s", "level_solve_s", "level_nodes", "level_status", "loadavg_start",
-            "loadavg_end"]
+            "run_s", "root_bound_l2", "build_s", "level_build_s", "level_solve_s", "level_nodes", "level_status",
+            "loadavg_start", "loadavg_end"]
+    what = {"realistic": "8 AWS regions, 28 measured links, mixed A100-80GB/H100-80GB, hourly prices, 16 jobs "
+                         "(bench_placement.realistic)",
+            "paper8": "the paper instances, 6 regions x 8 jobs",
+            "random-large": "bace_opt.builders.synthetic.random_instance as the solvers suite's large size: "
+                            + ", ".join(f"{k} {v}" for k, v in RANDOM_LARGE.items())}[args.family]
     md = [f"# P1 {args.family} benchmark (commit {commit}, {os.cpu_count()} cores shared with other sessions, "
           f"threads={args.threads})\n",
-          "Instances: 8 AWS regions, 28 measured links, mixed A100-80GB/H100-80GB, hourly prices, 16 jobs "
-          "(bench_placement.realistic).  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
+          f"Instances: {what}.  Variants: walk = the new formulation with P1.41-P1.45 (models/placement.md section "
+          "9), position = the old one.  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
           "proven by the GPU-count bound shows 0.0 s and None nodes.  root_bound_l2 = LP relaxation of level 2 "
           "with level 1 fixed.  loadavg = 1-minute load when the row started / ended (2 cores): timings scale "
           "with it; compare rows of one run.\n",
@@ -182,14 +213,15 @@ def _race_lines(rows):
     return lines
 
 
-def _realistic_targets(rows):
+def _realistic_targets(rows, family="realistic"):
     lines = []
+    target = RANDOM_LARGE_TARGET_S if family == "random-large" else REALISTIC_TARGET_S
     for r in rows:
         if r["backend"] != "highs":
             continue
-        ok = r["status"] == "optimal" and r["wall_s"] < REALISTIC_TARGET_S
+        ok = r["status"] == "optimal" and r["wall_s"] < target
         lines.append(f"TARGET {'MET   ' if ok else 'MISSED'} {r['instance']} highs:{r['formulation']}: {r['status']} in "
-                     f"{r['wall_s']:.1f} s (target {REALISTIC_TARGET_S:.0f} s; load {r['loadavg_start']}-"
+                     f"{r['wall_s']:.1f} s, CPU {_fmt(r['cpu_s'])} s (target {target:.0f} s; load {r['loadavg_start']}-"
                      f"{r['loadavg_end']} on 2 cores)")
     return lines
 
@@ -246,11 +278,15 @@ def main(argv=None) -> int:
                     help="realistic suite: comma-separated backend[:formulation] (formulation walk|position; "
                          "backend highs, scip, cpsat or race)")
     ap.add_argument("--seeds", default="1,2,3", help="realistic suite: seeds (default 1,2,3)")
-    ap.add_argument("--family", choices=["realistic", "paper8"], default="realistic",
-                    help="with --realistic: the issue-11 realistic instances, or the paper 8-job instances (for the "
-                         "race measured beside its members); results go to bench_placement_<family>*.md")
+    ap.add_argument("--family", choices=["realistic", "paper8", "random-large"], default="realistic",
+                    help="with --realistic: the issue-11 realistic instances, the paper 8-job instances (for the "
+                         "race measured beside its members), or the random 10 x 24 and 12 x 32 instances (seed 1 "
+                         "by default, 600 s target); results go to bench_placement_<family>*.md")
+    ap.add_argument("--out-suffix", default="", help="appended to the result file names (keep several runs)")
     args = ap.parse_args(argv)
     if args.realistic:
+        if args.family == "random-large" and args.seeds == "1,2,3":
+            args.seeds = "1"
         return realistic_main(args)
     backends = [b for b in args.backends.split(",") if registry.available(b)]
     rows = []

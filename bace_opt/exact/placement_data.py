@@ -204,6 +204,43 @@ def identical_pairs(data: PlacementData) -> list[tuple[int, int]]:
         last[sig] = d.j
     return pairs
 
+def proportional_groups(data: PlacementData) -> list[list[int]]:
+    """Groups (>= 2 jobs) of proportional jobs: equal in everything but the iteration count N_j (same S, g, m, t,
+    A, memory, regions/caps and usable links), each sorted by (N_j, index).  Within a group every cost and run-time
+    coefficient is N_j times the same per-iteration value and every resource use is the same, so placements can
+    be exchanged between them (P1.42).  Identical jobs (P1.21, P1.43) are the special case of equal N_j."""
+    groups: dict[tuple, list[int]] = {}
+    for d in data.jobs:
+        jb = d.job
+        sig = (jb.stages, jb.gpus_per_stage, jb.microbatches, jb.stage_time_s, jb.activation_mb, jb.memory_gb,
+               tuple(sorted(d.cap.items())), tuple(d.links))
+        groups.setdefault(sig, []).append(d.j)
+    return [sorted(g, key=lambda j: (data.jobs[j].job.iterations, j)) for g in groups.values() if len(g) > 1]
+
+
+def count_cuts(data: PlacementData, started: int) -> list[tuple[list[int], int, int]]:
+    """P1.41: given that ``started`` jobs start (level 1's optimum, fixed for levels 2 and 3), bounds on how many
+    of the jobs with a GPU total G_j = S_j g_j >= T can be among them, for every threshold T: (jobs, lo, hi).
+    Any ``started`` jobs hold together at least the k smallest totals >= T plus the started - k smallest < T,
+    which must fit the free GPUs of all eligible regions (the capacity of ``count_upper_bound``).  Only
+    informative triples are returned (lo > 0 or hi below the trivial maximum)."""
+    J = data.jobs
+    cap = sum(data.free_gpus[data.region_names[r]] for r in {r for d in J for r in d.regions})
+    out = []
+    for T in sorted({d.job.gpus for d in J}):
+        small = sorted(d.job.gpus for d in J if d.job.gpus < T)
+        big_jobs = [d.j for d in J if d.job.gpus >= T]
+        big = sorted(J[j].job.gpus for j in big_jobs)
+        ok = [k for k in range(min(len(big), started) + 1)
+              if started - k <= len(small) and sum(big[:k]) + sum(small[:started - k]) <= cap]
+        if not ok:
+            continue
+        lo, hi = min(ok), max(ok)
+        if lo > 0 or hi < min(len(big), started):
+            out.append((big_jobs, lo, hi))
+    return out
+
+
 def model_size(data: PlacementData) -> int:
     """Binary variables of the MILP: x, a, s, f (P1, section 8)."""
     return sum(1 + d.K * len(d.regions) + (len(d.classes) if len(d.classes) > 1 else 0)

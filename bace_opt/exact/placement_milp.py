@@ -394,21 +394,34 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
     sol = None
     objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
     ub1 = count_upper_bound(data)
+    z1 = None
     for level in range(1, levels + 1):
         for o in objs.values():
             o.deactivate()
         objs[level].activate()
+        tp = time.perf_counter()
+        if hasattr(fm, "prepare_level"):      # the walk formulation's level-dependent family (P1.41)
+            fm.prepare_level(m, level, z1)
+        prep_s = time.perf_counter() - tp
         if level == 1 and ws is not None and sum(1 for v in ws.x.values() if v > 0.5) >= ub1:
             # the MIP start already starts count_upper_bound jobs: level 1 is proven without a solve
             res = SolveResult(solver, Termination.OPTIMAL, objective=-float(ub1), bound=-float(ub1),
                               message="proven by the GPU-count bound (the start reaches it)")
             pyo_count = ub1
             adopted = None
+        elif level == 3 and getattr(fm, "LEVEL3_BY_COST", False) and sol is not None:
+            box = {}
+
+            def run(box=box, sol=sol):
+                r, box["sol"] = _level3_by_cost(m, fm, sol, solver, options, t_start)
+                return r
+            res, adopted = solve_or_adopt(share, level, run, solver)
+            pyo_count = None
         else:
             res, adopted = solve_or_adopt(
                 share, level, lambda: _run_backend(m, solver, options, warm, remaining_s(options, t_start)), solver)
             pyo_count = None
-        rec = level_record(level, res, build_s if level == 1 else 0.0)
+        rec = level_record(level, res, (build_s if level == 1 else 0.0) + prep_s)
         lv.append(rec)
         if not res.has_solution:
             if sol is None:
@@ -418,9 +431,14 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
             sol = adopted.solution
             fm.load_solution_into_pyomo(m, sol)     # the next level's start (and the cost it fixes, below)
         else:
-            sol = ws if pyo_count is not None else fm.solution_from_pyomo(m)
+            if level == 3 and getattr(fm, "LEVEL3_BY_COST", False):
+                sol = box["sol"]                        # decoded already (P1.45)
+            else:
+                sol = ws if pyo_count is not None else fm.solution_from_pyomo(m)
             if share is not None and res.termination == Termination.OPTIMAL:
                 share.publish(level, res.objective, sol)
+        if level == 3 and getattr(fm, "LEVEL3_BY_COST", False):
+            continue
         if adopted is None and pyo_count is None and fm is not sys.modules[__name__] and \
                 res.termination != Termination.OPTIMAL:
             # an unproven walk incumbent may carry arcs the decoder drops (loops, closed walks): report the
@@ -433,7 +451,78 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
         elif level == 2:
             z2 = max(pyo.value(m.obj_cost.expr), res.objective)
             m.con_level2 = pyo.Constraint(expr=m.obj_cost.expr <= z2 + LEVEL_TOL * max(abs(z2), 1e-9))
+    if len(lv) == 3 and lv[1]["objective"] is not None and fm.load_solution_into_pyomo(m, sol) is not False:
+        # level 3 may end on a cheaper solution than level 2's (unproven) incumbent: the reported cost is the
+        # cost of the solution returned
+        c = pyo.value(m.obj_cost.expr)
+        if c < lv[1]["objective"]:
+            lv[1]["objective"] = c
+            lv[1]["gap"] = relative_gap(c, lv[1]["bound"])
     return sol, lv, build_s
+
+
+#: at most this many improving solutions are taken by the cost-minimization proof of level 3 before the
+#: plain level-3 solve takes over (each one strictly lowers the run time; in practice level 2's solution is
+#: already level-3 optimal and one proof suffices)
+LEVEL3_ROUNDS = 5
+
+
+def _level3_by_cost(m, fm, sol, solver: str, options: SolveOptions, t_start: float):
+    """Level 3 (P1.19) proved by cost minimization (P1.45, models/placement.md section 9): with T_inc the run
+    time of the incumbent (level 2's decoded solution), minimize the cost C over the level-3 feasible set
+    (count and cost fixed, con_level1/con_level2) cut by T <= T_inc (1 - rel_gap).  Infeasible proves that
+    no solution of level 3 runs shorter than T_inc (1 - rel_gap): T_inc is optimal within rel_gap.  A solution
+    found instead is a better level-3 incumbent (taken after decoding, and the cut tightened); after
+    LEVEL3_ROUNDS of them the plain level-3 solve (min T) takes over for the time left.
+    Returns (SolveResult of level 3 with objective T and bound, decoded solution)."""
+    tol = max(options.rel_gap, LEVEL_TOL)
+    if fm.load_solution_into_pyomo(m, sol) is False:
+        res = _run_backend(m, solver, options, False, remaining_s(options, t_start))
+        return res, (fm.solution_from_pyomo(m) if res.has_solution else sol)
+    t_inc = pyo.value(m.obj_run.expr)
+    solve_s, nodes = 0.0, 0
+    hopts = dict(options.backend_options)
+    if solver == "highs":
+        hopts.setdefault("mip_max_improving_sols", 1)    # any solution under the cut is enough to move on
+    flip_opts = SolveOptions(time_limit_s=options.time_limit_s, rel_gap=options.rel_gap, threads=options.threads,
+                             log=options.log, seed=options.seed, backend_options=hopts)
+    m.obj_run.deactivate()
+    m.obj_cost.activate()
+    res = None
+    for _ in range(LEVEL3_ROUNDS):
+        m.con_level3_cut = pyo.Constraint(expr=m.obj_run.expr <= t_inc - tol * max(abs(t_inc), 1e-9))
+        res = _run_backend(m, solver, flip_opts, False, remaining_s(options, t_start))
+        solve_s += res.solve_s
+        nodes += res.nodes or 0
+        m.del_component(m.con_level3_cut)
+        if res.termination == Termination.INFEASIBLE:
+            log.info("P1 level 3: proven by cost minimization (no solution runs shorter than %.9g s)", t_inc)
+            fm.load_solution_into_pyomo(m, sol)
+            return SolveResult(solver, Termination.OPTIMAL, objective=t_inc, bound=t_inc * (1 - tol),
+                               solve_s=solve_s, nodes=nodes,
+                               message="proven by cost minimization under a shorter run-time cut"), sol
+        if not res.has_solution:       # time limit or error: the incumbent stands, unproven
+            fm.load_solution_into_pyomo(m, sol)
+            return SolveResult(solver, Termination.FEASIBLE, objective=t_inc, bound=None, solve_s=solve_s,
+                               nodes=nodes, message=f"level 3 not proven ({res.message or res.termination.value})"
+                               ), sol
+        better = fm.solution_from_pyomo(m)
+        if fm.load_solution_into_pyomo(m, better) is False:
+            break
+        sol, t_inc = better, pyo.value(m.obj_run.expr)
+    # several improvements in a row: minimize T directly from the best solution found
+    m.obj_cost.deactivate()
+    m.obj_run.activate()
+    res = _run_backend(m, solver, options, registry_warm(solver), remaining_s(options, t_start))
+    res.solve_s += solve_s
+    res.nodes = (res.nodes or 0) + nodes
+    if res.has_solution:
+        sol = fm.solution_from_pyomo(m)
+    else:
+        fm.load_solution_into_pyomo(m, sol)
+        res = SolveResult(solver, Termination.FEASIBLE, objective=t_inc, bound=res.bound, solve_s=res.solve_s,
+                          nodes=res.nodes, message=res.message)
+    return res, sol
 
 
 def _report_decoded(m, fm, sol, level: int, rec: dict, obj) -> None:
@@ -457,12 +546,15 @@ def build_level_model(data: PlacementData, level: int, fix: Mapping[int, float] 
                       formulation: str = "position"):
     """The P1 model with only level ``level``'s objective active (P1.17-P1.19) and the earlier levels fixed
     at ``fix`` ({1: jobs started, 2: cost}, the cost with the LEVEL_TOL slack of the sequential scheme)."""
-    m = formulation_module(formulation).build_model(data)
+    fm = formulation_module(formulation)
+    m = fm.build_model(data)
     objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
     for o in objs.values():
         o.deactivate()
     objs[level].activate()
     fix = dict(fix or {})
+    if hasattr(fm, "prepare_level"):
+        fm.prepare_level(m, level, int(fix[1]) if 1 in fix else None)
     if level > 1 and 1 in fix:
         m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= fix[1])
     if level > 2 and 2 in fix:

@@ -1,6 +1,7 @@
 """P1 solutions in back-end-neutral form (``Solution``: the values of x, a, n, f) and their conversion to and
 from ``JobPlan``s: the decoder (routes followed from the hop flows, cycles dropped; models/placement.md
-section 6), the encoder of a warm start (chains reversed for P1.20, twins reordered for P1.21), the greedy
+section 6), the encoder of a warm start (chains reversed for P1.20, proportional jobs reordered for
+P1.21/P1.42/P1.43), the greedy
 start and the choice of MIP start.
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Sequence
 from .. import formulas as F
 from ..errors import BaceOptError
 from ..schedule import Block, Hop, JobPlan
-from .placement_data import JobData, PlacementData, identical_pairs
+from .placement_data import JobData, PlacementData, proportional_groups
 
 log = logging.getLogger(__name__)
 
@@ -110,18 +111,55 @@ def solution_from_plans(data: PlacementData, plans: Sequence[JobPlan]) -> Soluti
                     return None
                 dd = 0 if inst.region_index[inst.links[e].a] == u else 1
                 f[(d.j, k, e, dd)] = 1.0
-    # P1.21: identical jobs start in order; give a started job's placement to its unstarted twin
-    pairs, changed = identical_pairs(data), True
-    while changed:
-        changed = False
-        for i, j in pairs:
-            if x.get(i, 0) < 0.5 and x.get(j, 0) > 0.5:
-                x[i], x[j] = 1.0, 0.0
-                changed = True
-                for dct in (a, n, f):
-                    for key in [k for k in dct if k[0] == j]:
-                        dct[(i,) + key[1:]] = dct.pop(key)
+    _order_proportional(data, x, a, n, f)
     return Solution(x, a, n, f)
+
+
+def unit_cost(data: PlacementData, d: JobData, n: dict, f: dict) -> float:
+    """Cost per iteration of job ``d``'s placement (stages ``n``, hop arcs ``f``, keyed by d.j) at t0 prices:
+    the model's cost of d (P1.18) divided by N_j, the same function for every job of a proportional group."""
+    inst = data.inst
+    used = [r for r in d.regions if n.get((d.j, r), 0) > 0.5]
+    if not used:
+        return 0.0
+    c = min(d.cls_of[r] for r in used)
+    rate = sum(d.pi[r] * round(n[(d.j, r)]) for r in used)
+    arcs = [key for key, v in f.items() if key[0] == d.j and v > 0.5]
+    lat = sum(inst.links[key[2]].latency_ms for key in arcs)
+    eg = sum(inst.links[key[2]].egress_usd_per_gb for key in arcs) if data.egress else 0.0
+    return (rate * (d.base_s[c] + d.lat_coef * lat) + d.egress_coef * eg) / d.job.iterations
+
+
+def _order_proportional(data: PlacementData, x: dict, a: dict, n: dict, f: dict) -> None:
+    """Reorder a start in place so that it meets P1.21/P1.42/P1.43: in every proportional group the started
+    placements go to the jobs with the fewest iterations (the dearest placement per iteration to the job with
+    the fewest), and among jobs with equal iterations in order of Phi = sum_r (r + 1) n_r.  Each move gives a
+    placement to a job with the same resources and no more iterations, so the start stays feasible and its
+    cost and run time do not grow."""
+    for g in proportional_groups(data):
+        started = [j for j in g if x.get(j, 0) > 0.5]
+        slices = []
+        for j in started:
+            sl = tuple({k[1:]: dct.pop(k) for k in [k for k in dct if k[0] == j]} for dct in (a, n, f))
+            slices.append(sl)
+            x[j] = 0.0
+        d0 = data.jobs[g[0]]
+        costs = [unit_cost(data, d0, {(d0.j,) + k: v for k, v in sl[1].items()},
+                           {(d0.j,) + k: v for k, v in sl[2].items()}) for sl in slices]
+        order = sorted(range(len(slices)), key=lambda i: -costs[i])
+        iters = [data.jobs[j].job.iterations for j in g[:len(slices)]]
+        k = 0
+        while k < len(order):      # equal iterations: identical jobs, ordered by Phi (P1.43)
+            e = k
+            while e + 1 < len(order) and iters[e + 1] == iters[k]:
+                e += 1
+            order[k:e + 1] = sorted(order[k:e + 1], key=lambda i: sum((r + 1) * v for (r,), v in slices[i][1].items()))
+            k = e + 1
+        for j, i in zip(g, order):
+            x[j] = 1.0
+            for dct, part in zip((a, n, f), slices[i]):
+                for k2, v in part.items():
+                    dct[(j,) + k2] = v
 
 
 def greedy_start(data: PlacementData) -> list[JobPlan]:

@@ -10,6 +10,10 @@ more than the trail's (section 9 proves it), so the optimum is the same and ever
 candidate.  The model has no position index (no symmetry between block orders), and per job 2|E_j| arc
 binaries instead of 2 (K_j - 1) |E_j|.
 
+Speed-ups (models/placement.md section 9b): count cuts for the fixed count (P1.41, added by ``prepare_level``),
+proportional and identical jobs ordered (P1.42, P1.43), class-capacity rows (P1.44), and ``LEVEL3_BY_COST``:
+the level driver proves level 3 by cost minimization under a shorter run-time cut (P1.45).
+
 Notation (code name: symbol of models/placement.md):
     x[j]        x_j        job j starts at t0
     u[j,r]      u_jr       j uses region r
@@ -31,10 +35,13 @@ from collections import defaultdict
 import pyomo.environ as pyo
 
 from .placement_common import add_speed_classes, class_index_sets, price_rate, sigma, stages_in
-from .placement_data import PlacementData, identical_pairs, job_arcs
+from .placement_data import PlacementData, count_cuts, job_arcs, proportional_groups
 from .placement_solution import Solution
 
 log = logging.getLogger(__name__)
+
+#: the level driver proves level 3 by cost minimization under a shorter run-time cut (P1.45)
+LEVEL3_BY_COST = True
 
 
 def build_model(data: PlacementData) -> pyo.ConcreteModel:
@@ -79,6 +86,7 @@ def build_model(data: PlacementData) -> pyo.ConcreteModel:
     add_trail(m)
     add_connectivity(m)
     add_capacity(m)
+    add_class_capacity(m)
     add_cost_linearization(m)
     add_symmetry_breaking(m)
     add_objectives(m)
@@ -203,6 +211,39 @@ def add_capacity(m):
     m.con_bandwidth = pyo.Constraint(E, rule=bw_rule)
 
 
+def add_class_capacity(m):
+    """P1.44 for every speed f above the slowest: a job whose slowest class is at least f holds all its G_j GPUs
+    in regions of speed >= f, so sum_j G_j phi_jf <= Cap_f (free GPUs of those regions) and, as any k such jobs
+    hold at least the k smallest G_j, sum_j phi_jf <= k_f (the most smallest totals that fit Cap_f), with
+    phi_jf = sum_{c: f_c >= f} s_jc (x_j for a job with one class at least f).  Both are implied for integral
+    points (the first is a sum of P1.13 rows); they are explicit so that the solver's knapsack cuts see them."""
+    data = m.data
+    J = data.jobs
+    inst = data.inst
+    speed = {r: inst.speed[inst.regions[r].name] for r in range(len(inst.regions))}
+    used = {r for d in J for r in d.regions}
+    rows = []
+    for f in sorted({speed[r] for r in used})[1:]:
+        cap = sum(data.free_gpus[data.region_names[r]] for r in used if speed[r] >= f)
+        terms = [(d, [c for c in range(len(d.classes)) if d.classes[c] >= f]) for d in J]
+        terms = [(d, cs) for d, cs in terms if cs]
+        k, tot = 0, 0
+        for g in sorted(d.job.gpus for d, _ in terms):
+            if tot + g > cap:
+                break
+            tot, k = tot + g, k + 1
+        if terms:
+            rows.append((cap, k, terms))
+
+    def phi(d, cs):
+        return sum(m.s[d.j, c] for c in cs) if len(d.classes) > 1 else m.x[d.j]
+    m.CLASS_ROWS = pyo.Set(initialize=range(len(rows)), ordered=True)
+    m.con_class_gpus = pyo.Constraint(m.CLASS_ROWS, rule=lambda m, i: sum(d.job.gpus * phi(d, cs)
+                                                                          for d, cs in rows[i][2]) <= rows[i][0])
+    m.con_class_jobs = pyo.Constraint(m.CLASS_ROWS, rule=lambda m, i: sum(phi(d, cs) for d, cs in rows[i][2])
+                                      <= rows[i][1])
+
+
 def add_cost_linearization(m):
     """P1.37 q_jed = Pi_j F_jed exactly (F binary): q >= Pi_j - Pi_max_j (1 - F), q >= Pi_min_j F, q >= 0."""
     J = m.data.jobs
@@ -213,30 +254,74 @@ def add_cost_linearization(m):
 
 
 def add_symmetry_breaking(m):
-    """P1.38 a trail and its reverse cost the same: index(start) <= index(end).  P1.21 identical jobs start
-    in order."""
+    """P1.38 a trail and its reverse cost the same: index(start) <= index(end).  P1.42 proportional jobs
+    (``proportional_groups``; identical jobs, P1.21, included) start in order of N_j: x_i >= x_j for consecutive
+    i, j of a group.  P1.43 identical jobs (equal N_j too) that both start hold placements in order of
+    Phi_j = sum_r (r + 1) n_jr: Phi_i <= Phi_j + Phi^max_i (1 - x_j)."""
     J = m.data.jobs
     walk = [d.j for d in J if d.K > 1]
     m.con_sym_reverse = pyo.Constraint(walk, rule=lambda m, j: sum(r * m.p[j, r] for r in J[j].regions)
                                        <= sum(r * m.t[j, r] for r in J[j].regions))
-    pairs = identical_pairs(m.data)
+    pairs = [(i, j) for g in proportional_groups(m.data) for i, j in zip(g, g[1:])]
     m.SYM_PAIRS = pyo.Set(initialize=pairs, dimen=2, ordered=True)
     m.con_sym_jobs = pyo.Constraint(m.SYM_PAIRS, rule=lambda m, i, j: m.x[i] >= m.x[j])
+    same = [(i, j) for i, j in pairs if J[i].job.iterations == J[j].job.iterations]
+    m.SAME_PAIRS = pyo.Set(initialize=same, dimen=2, ordered=True)
+
+    def phi(d):
+        return sum((r + 1) * stages_in(m, d, r) for r in d.regions)
+    m.con_sym_same = pyo.Constraint(m.SAME_PAIRS, rule=lambda m, i, j: phi(J[i]) <= phi(J[j]) + phi_max(J[i])
+                                    * (1 - m.x[j]))
+
+
+def phi_max(d) -> int:
+    """The largest Phi_j = sum_r (r + 1) n_jr over placements of d (stages filled from the highest index)."""
+    left, tot = d.S, 0
+    for r in sorted(d.regions, reverse=True):
+        k = min(left, d.cap[r])
+        tot += (r + 1) * k
+        left -= k
+    return tot
+
+
+def add_count_cuts(m, started: int) -> None:
+    """P1.41 (levels 2 and 3, once level 1's optimum ``started`` is fixed): lo <= sum of x_j over the jobs with
+    a GPU total >= T <= hi for every informative threshold T (``placement_data.count_cuts``)."""
+    cuts = count_cuts(m.data, started)
+    m.COUNT_CUTS = pyo.Set(initialize=range(len(cuts)), ordered=True)
+    m.con_count_hi = pyo.Constraint(m.COUNT_CUTS, rule=lambda m, i: sum(m.x[j] for j in cuts[i][0]) <= cuts[i][2])
+    m.con_count_lo = pyo.Constraint(m.COUNT_CUTS, rule=lambda m, i: sum(m.x[j] for j in cuts[i][0]) >= cuts[i][1]
+                                    if cuts[i][1] > 0 else pyo.Constraint.Skip)
+
+
+def prepare_level(m, level: int, started: int | None) -> None:
+    """Families that depend on the level (called by the level driver before each solve): from level 2 on, the
+    count cuts P1.41 for the fixed count ``started``."""
+    if level >= 2 and started is not None and not hasattr(m, "con_count_hi"):
+        add_count_cuts(m, started)
+
+
+def job_cost_expr(m, d):
+    """Job j's share of P1.39: sum_rc pi_r base_jc n_jrc + lat_j sum_ed l_e q_jed (+ egress_j sum_e eps_e U_je)."""
+    data = m.data
+    inst = data.inst
+    j = d.j
+    terms = [d.pi[r] * d.base_s[c] * m.n[j, r, c] for r in d.regions for c in range(len(d.classes))
+             if (j, r, c) in m.n]
+    if d.K > 1:
+        for e in d.links:
+            lat = inst.links[e].latency_ms
+            for dd in (0, 1):
+                if lat:
+                    terms.append(d.lat_coef * lat * m.q[j, e, dd])
+                if data.egress and inst.links[e].egress_usd_per_gb:
+                    terms.append(d.egress_coef * inst.links[e].egress_usd_per_gb * m.F[j, e, dd])
+    return sum(terms) if terms else 0.0
 
 
 def cost_expr(m):
     """P1.39 cost: sum_j [ sum_rc pi_r base_jc n_jrc + lat_j sum_ed l_e q_jed (+ egress_j sum_e eps_e U_je) ]."""
-    data = m.data
-    inst = data.inst
-    J = data.jobs
-    terms = [J[j].pi[r] * J[j].base_s[c] * m.n[j, r, c] for (j, r, c) in m.JRC]
-    for (j, e, dd) in m.JED:
-        d = J[j]
-        lat = inst.links[e].latency_ms
-        if lat:
-            terms.append(d.lat_coef * lat * m.q[j, e, dd])
-        if data.egress and inst.links[e].egress_usd_per_gb:
-            terms.append(d.egress_coef * inst.links[e].egress_usd_per_gb * m.F[j, e, dd])
+    terms = [job_cost_expr(m, d) for d in m.data.jobs]
     return sum(terms) if terms else 0.0
 
 
