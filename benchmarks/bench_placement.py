@@ -93,13 +93,21 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         cpu0 = time.process_time()
         t = time.perf_counter()
         kw = {} if backend in ("cpsat", "race") else {"formulation": form}
-        res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl, threads=args.threads),
-                              **kw)
+        if backend == "race":       # "race" shares proven levels; "race:noshare" races whole solves
+            from bace_opt.solvers.race import race_placement
+            res = race_placement(inst, options=SolveOptions(time_limit_s=tl, threads=args.threads),
+                                 share_levels=(form != "noshare"))
+        else:
+            res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl, threads=args.threads),
+                                  **kw)
         wall = time.perf_counter() - t
         cpu = time.process_time() - cpu0
         si = res.solver_info
         lv = {l["level"]: l for l in res.levels}
-        row = dict(instance=label, backend=backend, formulation=form if backend not in ("cpsat", "race") else "-",
+        lpb = (si.extra or {}).get("levels_proved_by") or {}
+        row = dict(instance=label, backend=backend,
+                   formulation=form if backend != "cpsat" and (backend != "race" or form == "noshare") else "-",
+                   levels_proved_by="/".join(f"{k}:{lpb[k]}" for k in sorted(lpb)),
                    status=si.status, wall_s=wall, cpu_s=cpu if backend != "race" else None, time_limit_s=tl,
                    proved_by=(si.extra or {}).get("proved_by", backend),
                    jobs_started=lv.get(1, {}).get("objective"),
@@ -120,7 +128,8 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
     z1 = next((r["jobs_started"] for r in rows if r["instance"] == label and r["level_status"].startswith("optimal")),
               None)       # level 1 proven
     if z1 is not None:
-        for form in sorted({r["formulation"] for r in rows if r["instance"] == label and r["formulation"] != "-"}):
+        for form in sorted({r["formulation"] for r in rows if r["instance"] == label and r["backend"] != "race"
+                            and r["formulation"] != "-"}):
             tb = time.perf_counter()
             lp = lp_relaxation_bound(data, level=2, fix={1: z1}, formulation=form)
             for r in rows:
@@ -207,7 +216,8 @@ def _race_lines(rows):
             lines.append(f"RACE {r['instance']}: {r['status']} in {r['wall_s']:.1f} s; no member proved it alone")
             continue
         best = min(alone, key=lambda x: x["wall_s"])
-        lines.append(f"RACE {r['instance']}: {r['status']} by {r['proved_by']} in {r['wall_s']:.1f} s; fastest member "
+        lines.append(f"RACE{'' if r['formulation'] == '-' else ':' + r['formulation']} {r['instance']}: {r['status']} "
+                     f"by {r['proved_by']} (levels {r.get('levels_proved_by') or '-'}) in {r['wall_s']:.1f} s; fastest member "
                      f"alone {best['backend']}:{best['formulation']} {best['wall_s']:.1f} s (difference "
                      f"{r['wall_s'] - best['wall_s']:+.1f} s, load {r['loadavg_start']}-{r['loadavg_end']})")
     return lines
