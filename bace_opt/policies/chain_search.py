@@ -294,13 +294,20 @@ def grow(T: _Tables, J: _JobTables, seed: int, hosts: dict, price: list, caps: d
         tail = best_r
 
 
-def _allocate_costmin(S: int, chain: list, hosts: dict, price: list):
-    k = len(chain)
-    if k > S:
+def _capacities(S: int, chain: list, hosts: dict):
+    """Stages each chain region can host, or None when the chain cannot take S stages (one per region at least,
+    at most what each hosts)."""
+    if len(chain) > S:
         return None
     cap = [hosts[r] for r in chain]
-    if sum(cap) < S:
+    return cap if sum(cap) >= S else None
+
+
+def _allocate_costmin(S: int, chain: list, hosts: dict, price: list):
+    cap = _capacities(S, chain, hosts)
+    if cap is None:
         return None
+    k = len(chain)
     n = [1] * k
     left = S - k
     for i in sorted(range(k), key=lambda i: (price[chain[i]], i)):
@@ -313,12 +320,10 @@ def _allocate_costmin(S: int, chain: list, hosts: dict, price: list):
 
 
 def _allocate_even(S: int, chain: list, hosts: dict, price: list):
+    cap = _capacities(S, chain, hosts)
+    if cap is None:
+        return None
     k = len(chain)
-    if k > S:
-        return None
-    cap = [hosts[r] for r in chain]
-    if sum(cap) < S:
-        return None
     n = [min(c, S // k) for c in cap]
     left = S - sum(n)
     while left > 0:
