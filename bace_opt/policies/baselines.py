@@ -19,6 +19,7 @@ job larger than every region) never blocks the queue: it is skipped and ends ``u
 """
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 
 import numpy as np
@@ -163,6 +164,26 @@ class _Replay:
             for k in ks:
                 left[k] = left.get(k, free[k]) - w
         return ok.tolist()
+
+    def signature(self) -> tuple:
+        """(link indexes of every hop, their residuals): everything ``passes`` and ``uncapped`` read."""
+        free = self.free
+        return tuple(map(tuple, self.ks)), tuple([free[k] for ks in self.ks for k in ks])
+
+    def limit(self) -> float:
+        """b* in exact arithmetic: every hop reserves b, so a link already taken n times by earlier hops has
+        free - n b left, which must be >= b.  An estimate of ``uncapped``'s end (float rounding aside)."""
+        free = self.free
+        taken: dict[int, int] = {}
+        lim = math.inf
+        for ks in self.ks:
+            for k in ks:
+                v = free[k] / (taken.get(k, 0) + 1)
+                if v < lim:
+                    lim = v
+            for k in ks:
+                taken[k] = taken.get(k, 0) + 1
+        return lim
 
     def uncapped(self, b: float) -> bool:
         if b <= MIN_GBPS:

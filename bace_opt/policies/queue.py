@@ -59,6 +59,8 @@ import math
 from bisect import bisect_left, bisect_right, insort
 from typing import Sequence
 
+import numpy as np
+
 from .. import formulas as F
 from ..instance import Instance, Job
 from ..schedule import JobPlan
@@ -147,12 +149,139 @@ class _Band:
         self.lo = self.hi = 0
 
 
+class _Table:
+    """A bucket's waiting jobs as numpy columns (compute time, reference demand, b_min, arrival, instance index),
+    one row per job in a slot reused after the job leaves, so that adding and removing a job is O(1) and a
+    decision orders a bucket with a few vectorized operations (``_Stream``)."""
+
+    __slots__ = ("x", "valid", "names", "slot", "free", "hw")
+
+    def __init__(self):
+        self.x = np.zeros((8, 5))
+        self.valid = np.zeros(8, dtype=bool)
+        self.names: list[str | None] = [None] * 8
+        self.slot: dict[str, int] = {}
+        self.free: list[int] = []
+        self.hw = 0             # slots in use are below it
+
+    def add(self, name: str, row: tuple) -> None:
+        if self.free:
+            k = self.free.pop()
+        else:
+            k = self.hw
+            self.hw += 1
+            if k == len(self.valid):
+                self.x = np.concatenate([self.x, np.zeros_like(self.x)])
+                self.valid = np.concatenate([self.valid, np.zeros_like(self.valid)])
+                self.names.extend([None] * k)
+        self.x[k] = row
+        self.valid[k] = True
+        self.names[k] = name
+        self.slot[name] = k
+
+    def remove(self, name: str) -> None:
+        k = self.slot.pop(name)
+        self.valid[k] = False
+        self.x[k] = 0.0         # (a free slot's key is computed and masked: keep it finite)
+        self.names[k] = None
+        self.free.append(k)
+
+
+class _Key:
+    """The priority key of ``bace_pipe.priorities`` for one decision, with the same float expressions, on one
+    job (``__call__``) or on numpy columns (``many``: elementwise IEEE operations in the same order, so every
+    value is equal).  ``None`` weights: arrival order (key 0.0)."""
+
+    __slots__ = ("alpha", "clo", "cspan", "dlo", "dspan", "cflat", "dflat", "fifo")
+
+    def __init__(self, alpha=None, clo=0.0, chi=0.0, dlo=0.0, dhi=0.0):
+        self.fifo = alpha is None
+        self.alpha, self.clo, self.dlo = alpha, clo, dlo
+        self.cflat = chi - clo <= 1e-12 * max(abs(chi), 1.0)
+        self.dflat = dhi - dlo <= 1e-12 * max(abs(dhi), 1.0)
+        self.cspan, self.dspan = chi - clo, dhi - dlo
+
+    def __call__(self, c: float, d: float) -> float:
+        if self.fifo:
+            return 0.0
+        alpha = self.alpha
+        i = 0.0 if self.cflat else (c - self.clo) / self.cspan
+        dd = 0.0 if self.dflat else (d - self.dlo) / self.dspan
+        return -((1.0 - alpha) * (1.0 - i) + alpha * (1.0 - dd))
+
+    def many(self, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+        if self.fifo:
+            return np.zeros(len(c))
+        alpha = self.alpha
+        i = np.zeros(len(c)) if self.cflat else (c - self.clo) / self.cspan
+        dd = np.zeros(len(d)) if self.dflat else (d - self.dlo) / self.dspan
+        return -((1.0 - alpha) * (1.0 - i) + alpha * (1.0 - dd))
+
+
+class _Stream:
+    """The waiting jobs of one bucket in ascending decision order (key, arrival, instance index), produced
+    lazily: the first by one vectorized minimum over the bucket's table, the rest (when a decision gets that
+    far) by one vectorized sort.  ``cap``: only the jobs with b_min <= cap (the component bound); ``after``: only
+    the jobs after that (key, arrival, index)."""
+
+    __slots__ = ("grp", "b", "S", "k", "x", "order", "pos", "first")
+
+    def __init__(self, grp: "_Group", b: "_Bucket", S: int, cap: float | None, key: _Key, after: tuple | None):
+        self.grp, self.b, self.S = grp, b, S
+        t = b.table
+        x = self.x = t.x[:t.hw]
+        k = key.many(x[:, 0], x[:, 1])
+        m = t.valid[:t.hw]
+        if cap is not None:
+            m = m & (x[:, 2] <= cap)
+        if after is not None:
+            ka, aa, ia = after
+            a, i = x[:, 3], x[:, 4]
+            m = m & ((k > ka) | ((k == ka) & ((a > aa) | ((a == aa) & (i > ia)))))
+        k[~m] = math.inf        # keys are finite: inf marks the slots that are not candidates
+        self.k = k
+        self.order = None
+        self.pos = 0
+        self.first = -1
+
+    def _out(self, j: int) -> tuple:
+        x = self.x
+        return (float(self.k[j]), float(x[j, 3]), int(x[j, 4]), self.b.table.names[j])
+
+    def pop(self) -> tuple | None:
+        """The next job: (key, arrival, index, name), or None when the bucket has no more."""
+        k = self.k
+        if self.order is None and self.first < 0:
+            if not len(k):
+                return None
+            j = int(k.argmin())
+            lo = k[j]
+            if lo == math.inf:
+                return None
+            ties = np.flatnonzero(k == lo)
+            if len(ties) > 1:
+                x = self.x
+                j = int(ties[np.lexsort((x[ties, 4], x[ties, 3]))[0]])
+            self.first = j
+            return self._out(j)
+        if self.order is None:
+            x = self.x
+            sel = np.flatnonzero(k < math.inf)
+            self.order = sel[np.lexsort((x[sel, 4], x[sel, 3], k[sel]))]
+            self.pos = 1        # order[0] is the first, returned above
+        if self.pos >= len(self.order):
+            return None
+        j = int(self.order[self.pos])
+        self.pos += 1
+        return self._out(j)
+
+
 class _Bucket:
     """Waiting jobs of one group with one stage count, and the bucket's head-of-line clock: ``value(t)`` is the
     time the bucket has spent wholly in the head-of-line set (mode ``_IN``) up to t.  ``bands``/``active``: the
     clocks of a mixed bucket under a demand rule."""
 
-    __slots__ = ("jobs", "mode", "acc", "since", "bands", "active", "ind", "by_bmin", "replay")
+    __slots__ = ("jobs", "mode", "acc", "since", "bands", "active", "ind", "by_bmin", "replay", "table", "sig")
 
     def __init__(self):
         self.jobs: dict[str, Job] = {}
@@ -164,6 +293,8 @@ class _Bucket:
         self.ind: set[str] = set()                      # jobs in the set one by one (mixed bucket)
         self.by_bmin: list[tuple[float, str]] = []      # (b_min, name) sorted (bandwidth-checked policies)
         self.replay = None                              # the demand rule's replay beyond the active band
+        self.table = _Table()                           # a skipping policy's decision order (``_Stream``)
+        self.sig = None                                 # what the open band's answers depend on (``_open_band``)
 
     def value(self, now: float) -> float:
         return self.acc + (now - self.since) if self.mode == _IN else self.acc
@@ -172,12 +303,14 @@ class _Bucket:
 class _Group:
     """Waiting jobs with the same GPUs per stage and eligible regions, bucketed by stage count."""
 
-    __slots__ = ("key", "g", "regions", "buckets", "keys", "T", "slots", "hol_T", "hol_sure", "hol_limit", "hol_v")
+    __slots__ = ("key", "g", "regions", "buckets", "keys", "T", "slots", "hol_T", "hol_sure", "hol_limit", "hol_v",
+                 "smin")
 
-    def __init__(self, key: tuple, g: int, regions: Sequence[str]):
+    def __init__(self, key: tuple, g: int, regions: Sequence[str], smin: float = 1.0):
         self.key = key
         self.g = g
         self.regions = tuple(regions)
+        self.smin = smin                     # the slowest speed of the regions (b_min is b_j at it; ``_Stream``)
         self.buckets: dict[int, _Bucket] = {}
         self.keys: list[int] = []            # sorted stage counts with a bucket
         self.T = self.slots = 0
@@ -264,6 +397,13 @@ class QueueSession:
                 return greedy_demand_rule(job, S, state, False, pol.via, pol._state_cache(state))
         self._rule = rule
         self._universe: dict[tuple, list[Job]] | None = None
+        # skipping policies: the version at which every candidate is known to fail (the last decision started
+        # nothing), and the jobs that arrived since the last decision (see ``_decide_skip``)
+        self._quiet_v = -1
+        self._arrived: list[str] = []
+        # how often each shortcut decided something (tests show every one is exercised)
+        self.stats = dict.fromkeys(("quiet_skips", "quiet_runs", "pruned_buckets", "popped", "band_kept",
+                                    "limit_hits"), 0)
 
     # ------------------------------------------------------------------ the queue
     def add(self, job: Job, now: float = 0.0) -> None:
@@ -274,7 +414,8 @@ class QueueSession:
         grp = self.groups.get(key)
         if grp is None:
             regions = [r for r in self.inst.region_index if r in elig]
-            grp = self.groups[key] = _Group(key, job.gpus_per_stage, regions)
+            grp = self.groups[key] = _Group(key, job.gpus_per_stage, regions,
+                                            min((self._speed[r] for r in regions), default=1.0))
         b = grp.add(job)
         for band in b.bands.values():
             insort(band.waiting, band.pos[job.name])
@@ -285,6 +426,9 @@ class QueueSession:
         self._prof[job.name] = (c, d, F.demand_gbps(job, slow))
         if self.bw_filter:
             insort(b.by_bmin, (self._prof[job.name][2], job.name))
+        if self.skip:
+            b.table.add(job.name, (c, d, self._prof[job.name][2], job.arrival_s, self._idx[job.name]))
+            self._arrived.append(job.name)
         self._c.add(c)
         self._d.add(d)
         self._pending.add(job.name)
@@ -298,6 +442,8 @@ class QueueSession:
             lst = b.by_bmin
             del lst[bisect_left(lst, (bmin, name))]
         b.ind.discard(name)
+        if self.skip:
+            b.table.remove(name)
         for band in b.bands.values():
             w = band.waiting
             del w[bisect_left(w, band.pos[name])]
@@ -385,51 +531,6 @@ class QueueSession:
             return self._decide_skip(state)
         return self._decide_block(state)
 
-    def _candidates(self, state: ClusterState) -> tuple[list[Job], list[Job]]:
-        """(candidates, deferred): the jobs that may fit on ``state`` as far as the group bounds and the
-        policy's monotone filters tell, split into those not known to fail and those whose placement already
-        failed on this very state (version).  The deferred ones cannot start before the decision's first
-        commit, but may after it where the policy's rule is not monotone in the free resources."""
-        maxbw = max(state._bw, default=0.0)
-        out: list[Job] = []
-        deferred: list[Job] = []
-        v = self.version
-        for grp in self.groups.values():
-            T, slots = grp.measure(state)
-            grp.T, grp.slots = T, slots
-            if slots <= 0:
-                continue
-            if self.bw_filter:
-                self._candidates_bw(grp, state, T, slots, out, deferred)
-                continue
-            for job in grp.jobs_between(0, slots):
-                if job.stages <= T:
-                    out.append(job)
-                elif self._may_fit(job, grp, maxbw):
-                    (deferred if self.none_at.get(job.name) == v else out).append(job)
-        return out, deferred
-
-    def _candidates_bw(self, grp: _Group, state: ClusterState, T: int, slots: int, out: list, deferred: list) -> None:
-        """``_candidates`` for a bandwidth-checked pathfinder: of a bucket one region cannot hold, only the
-        jobs whose smallest demand passes the group's component bound (``_component_theta``)."""
-        v, none_at = self.version, self.none_at
-        steps = None
-        for S in grp.keys:
-            if S > slots:
-                break
-            b = grp.buckets[S]
-            if not b.jobs:
-                continue
-            if S <= T:
-                out.extend(b.jobs.values())
-                continue
-            if self.single_only:
-                continue
-            if steps is None:
-                steps = self._component_steps(grp, state)
-            for name in self._bmin_prefix(b, S, steps):
-                (deferred if none_at.get(name) == v else out).append(b.jobs[name])
-
     def _component_steps(self, grp: _Group, state: ClusterState) -> tuple[list[int], list[float]]:
         """A necessary condition of every bandwidth-checked chain, for the whole group at once: its regions lie
         in one component of the links whose residual is >= the job's smallest demand b_min, and that component
@@ -472,28 +573,150 @@ class QueueSession:
         lst = b.by_bmin
         return [n for _, n in lst[:bisect_right(lst, (lim, "\U0010ffff"))]]
 
-    def _decide_skip(self, state: ClusterState) -> list[JobPlan]:
-        cands, deferred = self._candidates(state)
-        if not cands:
-            return []       # nothing can start first, so nothing starts
-        cands += deferred
-        idx = self._idx
-        if self.by_priority and len(self.waiting) >= 2:
-            alpha = state.alpha()
-            clo, chi, dlo, dhi = self._c.min(), self._c.max(), self._d.min(), self._d.max()
-            cflat = chi - clo <= 1e-12 * max(abs(chi), 1.0)
-            dflat = dhi - dlo <= 1e-12 * max(abs(dhi), 1.0)
-            prof = self._prof
+    def _v0_limits(self, state: ClusterState) -> dict[int, dict[int, float | None]]:
+        """The candidate rule at the start of a decision, per group and stage count: ``None`` when every job
+        of the bucket is a candidate, a float when only the jobs with b_min at most it are (the component
+        bound of a bandwidth-checked pathfinder, a bucket one region cannot hold), absent when none is.  A
+        candidate is a job whose ``place`` may succeed on ``state`` as far as the group bounds and the policy's
+        monotone filters tell (S <= slots; S <= T, or a multi-region chain allowed and, with a bandwidth check,
+        b_min within the component bound).  Sets each group's T and slots for ``_run``."""
+        out: dict[int, dict[int, float | None]] = {}
+        for grp in self.groups.values():
+            T, slots = grp.measure(state)
+            grp.T, grp.slots = T, slots
+            if slots <= 0:
+                continue
+            lims: dict[int, float | None] = {}
+            steps = None
+            for S in grp.keys:
+                if S > slots:
+                    break
+                b = grp.buckets[S]
+                if not b.jobs:
+                    continue
+                if S <= T:
+                    lims[S] = None
+                elif self.single_only:
+                    continue
+                elif self.bw_filter:
+                    if steps is None:
+                        steps = self._component_steps(grp, state)
+                    Ms, xs = steps
+                    k = bisect_left(Ms, S)
+                    if k < len(Ms) and b.by_bmin[0][0] <= xs[k] * (1.0 + 1e-8):
+                        lims[S] = xs[k] * (1.0 + 1e-8)
+                else:
+                    lims[S] = None
+            if lims:
+                out[id(grp)] = lims
+        return out
 
-            def key(j):
-                c, d, _ = prof[j.name]
-                i = 0.0 if cflat else (c - clo) / (chi - clo)
-                dd = 0.0 if dflat else (d - dlo) / (dhi - dlo)
-                return (-((1.0 - alpha) * (1.0 - i) + alpha * (1.0 - dd)), j.arrival_s, idx[j.name])
-            cands.sort(key=key)
+    def _decide_skip(self, state: ClusterState) -> list[JobPlan]:
+        """A skipping policy's decision: the candidates (``_v0_limits``) in priority (or FIFO) order, each
+        asked ``place`` on what the jobs before it left, exactly as ``OrderedPolicy.decide`` on the whole queue
+        (module doc, "Order").  The order is produced lazily (``_Stream`` per bucket, merged by a heap), and a
+        bucket leaves the merge as soon as the bounds on what the decision's commits left rule it out, so a
+        decision costs what it starts and asks, not the length of the queue.  When the previous decision
+        started nothing at this very version, every old candidate is known to fail before a commit, so only the
+        jobs that arrived since are asked until one starts; then the merge goes on behind it."""
+        lims = self._v0_limits(state)
+        arrived, self._arrived = self._arrived, []
+        if not lims:
+            self._quiet_v = self.version
+            return []
+        if self.by_priority and len(self.waiting) >= 2:
+            key = _Key(state.alpha(), self._c.min(), self._c.max(), self._d.min(), self._d.max())
         else:
-            cands.sort(key=lambda j: (j.arrival_s, idx[j.name]))
-        return self._run(cands, state, block=False)
+            key = _Key()        # arrival order: FIFO, or a single waiting job
+        quiet = self.version == self._quiet_v
+        v0 = self.version
+        first: list = []
+        if quiet:
+            # every candidate but those that arrived since was asked at this version and failed
+            prof, idx, waiting = self._prof, self._idx, self.waiting
+            for name in arrived:
+                job = waiting.get(name)
+                if job is None:
+                    continue
+                lim = lims.get(id(self.group_of[name]), {})
+                if job.stages not in lim:
+                    continue
+                cap = lim[job.stages]
+                if cap is not None and prof[name][2] > cap:
+                    continue
+                first.append(((key(prof[name][0], prof[name][1]), job.arrival_s, idx[name]), job))
+            if not first:
+                self.stats["quiet_skips"] += 1
+                return []
+            first.sort(key=lambda e: e[0])
+            self.stats["quiet_runs"] += 1
+
+        def order(res: ClusterState, bounds: dict):
+            after = None
+            for k, job in first:
+                yield job
+                if self.version != v0:
+                    after = k
+                    break
+            else:
+                if quiet:
+                    return      # none of the new jobs started: the old ones fail as before
+            yield from self._merged(lims, key, res, bounds, v0, after)
+
+        out = self._run(order, state, block=False)
+        if not out:
+            self._quiet_v = self.version
+        return out
+
+    def _merged(self, lims: dict, key: "_Key", res: ClusterState, bounds: dict, v0: int, after):
+        """The candidates in decision order (key, arrival, instance index), merged from one ``_Stream`` per
+        bucket; only those after ``after`` when given.  After a commit, a bucket whose stage count the group's
+        bounds on ``res`` rule out (``_still_may_fit``'s conditions, monotone: commits only take) is dropped with
+        all its jobs."""
+        waiting = self.waiting
+        heap: list = []     # (key, arrival, index, seq, stream, name): each stream's next job
+        seq = 0
+        for grp in self.groups.values():
+            lim = lims.get(id(grp))
+            if lim is None:
+                continue
+            for S, cap in lim.items():
+                st = _Stream(grp, grp.buckets[S], S, cap, key, after)
+                nxt = st.pop()
+                if nxt is not None:
+                    heap.append(nxt[:3] + (seq, st, nxt[3]))
+                    seq += 1
+        heapq.heapify(heap)
+        stats = self.stats
+        while heap:
+            e = heapq.heappop(heap)
+            st = e[4]
+            if self.version != v0 and not self._bucket_may_fit(st, res, bounds):
+                stats["pruned_buckets"] += 1
+                continue
+            stats["popped"] += 1
+            yield waiting[e[5]]
+            nxt = st.pop()
+            if nxt is not None:
+                heapq.heappush(heap, nxt[:3] + (seq, st, nxt[3]))
+                seq += 1
+
+    def _bucket_may_fit(self, st: "_Stream", res: ClusterState, bounds: dict) -> bool:
+        """``_still_may_fit`` for every job of a bucket at once (False: none of them may)."""
+        grp, S = st.grp, st.S
+        c = bounds.get(id(grp))
+        if c is None or c[0] != self.version:
+            T, slots = grp.measure(res)
+            c = bounds[id(grp)] = (self.version, T, slots, None)
+        if S > c[2]:
+            return False
+        if S <= c[1] or not self.bw_filter:
+            return True
+        if c[3] is None:
+            c = bounds[id(grp)] = c[:3] + (self._component_steps(grp, res),)
+        Ms, xs = c[3]
+        k = bisect_left(Ms, S)
+        return k < len(Ms) and st.b.by_bmin[0][0] <= xs[k] * (1.0 + 1e-8)
 
     def _decide_block(self, state: ClusterState) -> list[JobPlan]:
         return self._run(self.waiting.values(), state, block=True)
@@ -505,6 +728,8 @@ class QueueSession:
         out = []
         v0 = self.version
         bounds: dict[int, tuple] = {}
+        if callable(jobs):          # the order, produced lazily on the decision's residual (``_decide_skip``)
+            jobs = jobs(res, bounds)
         for job in jobs:
             need = job.gpus
             if need > free_total:
@@ -591,8 +816,8 @@ class QueueSession:
                         b.since = now
                     if mode == _MIX and b.jobs:
                         if fresh or b.mode != _MIX or b.active is None:
-                            self._open_band(grp, b, S, state, now)
-                            done.add(id(b))
+                            if self._open_band(grp, b, S, state, now):
+                                done.add(id(b))
                     elif b.active is not None or b.ind:
                         self._close_band(b, now)
                     b.mode = mode
@@ -628,15 +853,28 @@ class QueueSession:
             v += now - a.since
         return v
 
-    def _open_band(self, grp: _Group, b: _Bucket, S: int, state: ClusterState, now: float) -> None:
+    def _open_band(self, grp: _Group, b: _Bucket, S: int, state: ClusterState, now: float) -> bool:
         """Close the mixed bucket's open interval and open the one of ``state``: the jobs whose demand is in the
         rule's uncapped interval (a contiguous range of the band's sorted demands, found by binary search) are in
-        the set through the band's clock; the waiting jobs above it are replayed one by one (``b.ind``)."""
+        the set through the band's clock; the waiting jobs above it are replayed one by one (``b.ind``).
+
+        Every answer depends only on the chain speed, the replay's links and their residual values (the
+        signature): when these are those of the open band, the interval and the members stay as they are (the
+        band stays open: the same clock as closing and reopening it) and False is returned, so that jobs that
+        joined the bucket since are asked on their own (``hol_update``'s pending jobs)."""
+        r = self._rule(next(iter(b.jobs.values())), S, state)
+        sig = None
+        if r is not None:
+            sig = (r[0], None) if r[1] is None else (r[0],) + r[1].signature()
+            if b.active is not None and sig == b.sig:
+                b.replay = r[1]
+                self.stats["band_kept"] += 1
+                return False
         if b.active is not None:
             b.active.close(now)
             b.active = None
         b.replay = None
-        r = self._rule(next(iter(b.jobs.values())), S, state)
+        b.sig = sig
         new: set[str] = set()
         if r is not None:
             speed, replay = r
@@ -654,6 +892,11 @@ class QueueSession:
                 # the uncapped interval by binary search; above it, each waiting job's replay on its own
                 lo = bisect_right(bs, MIN_GBPS)
                 a, z = lo, hi
+                # the estimate of b* places the boundary; checked on both sides, else found by bisection
+                p = max(lo, bisect_right(bs, replay.limit()))
+                if (p == lo or replay.uncapped(bs[p - 1])) and (p == hi or not replay.uncapped(bs[p])):
+                    a = z = p
+                    self.stats["limit_hits"] += 1
                 while a < z:
                     m = (a + z) // 2
                     if replay.uncapped(bs[m]):
@@ -675,6 +918,7 @@ class QueueSession:
         for name in new - b.ind:
             ind[name] = now
         b.ind = new
+        return True
 
     def _close_band(self, b: _Bucket, now: float) -> None:
         """The bucket leaves the mixed mode: close its band and settle its individual members."""
