@@ -235,3 +235,39 @@ def test_fits_answers_as_place(case):
         pol = make_policy(policy, **opts)
         for job in inst.jobs:
             assert pol.fits(job, state) == (pol.place(job, state) is not None), (policy, opts, job.name)
+
+
+def test_replay_band_kept_only_while_its_residuals_are_unchanged():
+    # a demand band stays open while its chain speed, links and their residuals are unchanged; on this instance
+    # the same links come back with other residuals (a band kept on the links alone gives other schedules)
+    inst = scarce(random_instance(1, n_regions=8, n_jobs=150, topology="sparse", transit=2, hourly_prices=True,
+                                  mixed_gpus=True, max_gpus_per_region=16, max_stages=8, max_arrival_s=150.0), 0.2)
+    replay(inst, policies=[("cr-lcf", {}), ("cr-ldf", {})], modes=("queue",))
+
+
+@st.composite
+def replays(draw):
+    """A reservation replay (``baselines._Replay``) over 1-4 hops of 1-3 links from a pool of 4 (hops share
+    links), residuals from values whose thirds and halves round, and sorted demands around its closed-form b*."""
+    from bace_opt.policies.baselines import _Replay
+    rep = _Replay.__new__(_Replay)
+    rep.ks = [draw(st.lists(st.integers(0, 3), min_size=1, max_size=3, unique=True))
+              for _ in range(draw(st.integers(1, 4)))]
+    rep.free = [draw(st.sampled_from([0.3, 0.7, 1.0, 1.1, 2.9, 10.0 / 3.0, 100.1, 1e-9])) for _ in range(4)]
+    lim = rep.limit()
+    near = [lim]
+    for _ in range(draw(st.integers(1, 4))):
+        near += [math.nextafter(near[-1], math.inf), math.nextafter(near[0], 0.0)]
+    bs = sorted(set(x for x in near + draw(st.lists(st.floats(2e-9, 200.0), max_size=6)) if x > 1e-9))
+    return rep, bs
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=replays())
+def test_uncapped_interval_end_is_exact(case):
+    # the end of the uncapped interval, placed by the closed form and checked, equals the brute force one;
+    # uncapped is an interval on sorted demands (what the demand bands rely on)
+    rep, bs = case
+    flags = [rep.uncapped(b) for b in bs]
+    assert flags == sorted(flags, reverse=True)
+    assert Q.uncapped_end(rep, bs, 0, len(bs))[0] == sum(flags)

@@ -355,6 +355,24 @@ class _Group:
                 yield from self.buckets[s].jobs.values()
 
 
+def uncapped_end(replay, bs: Sequence[float], lo: int, hi: int) -> tuple[int, bool]:
+    """(e, hit): ``replay.uncapped`` holds on bs[lo:e] and not on bs[e:hi] (bs sorted, every bs[lo:] > MIN_GBPS:
+    an interval, see ``baselines._Replay``).  The closed form ``replay.limit()`` places e, which is kept only when
+    ``uncapped`` confirms it on both sides (hit); else e is found by bisection.  The closed form is exact
+    arithmetic, the replay float, so near b* they may disagree by rounding: the check makes e exact."""
+    p = max(lo, bisect_right(bs, replay.limit(), lo, hi))
+    if (p == lo or replay.uncapped(bs[p - 1])) and (p == hi or not replay.uncapped(bs[p])):
+        return p, True
+    a, z = lo, hi
+    while a < z:
+        m = (a + z) // 2
+        if replay.uncapped(bs[m]):
+            a = m + 1
+        else:
+            z = m
+    return a, False
+
+
 class QueueSession:
     """Incremental ``decide`` for an ``OrderedPolicy`` in queue mode (see module doc)."""
 
@@ -891,19 +909,8 @@ class QueueSession:
             if replay is not None:
                 # the uncapped interval by binary search; above it, each waiting job's replay on its own
                 lo = bisect_right(bs, MIN_GBPS)
-                a, z = lo, hi
-                # the estimate of b* places the boundary; checked on both sides, else found by bisection
-                p = max(lo, bisect_right(bs, replay.limit()))
-                if (p == lo or replay.uncapped(bs[p - 1])) and (p == hi or not replay.uncapped(bs[p])):
-                    a = z = p
-                    self.stats["limit_hits"] += 1
-                while a < z:
-                    m = (a + z) // 2
-                    if replay.uncapped(bs[m]):
-                        a = m + 1
-                    else:
-                        z = m
-                hi = a
+                hi, hit = uncapped_end(replay, bs, lo, hi)
+                self.stats["limit_hits"] += hit
                 w = band.waiting
                 ps = w[bisect_left(w, hi):]
                 if ps:
