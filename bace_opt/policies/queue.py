@@ -384,6 +384,7 @@ class QueueSession:
         self.single_places = bool(getattr(policy, "single_region_places", False))
         self.single_only = bool(getattr(policy, "single_region_only", False))
         self.bw_filter = bool(getattr(policy, "bandwidth_checked", False))
+        self.fits_first = bool(getattr(policy, "fits_first", True))
         self.waiting: dict[str, Job] = {}
         self.groups: dict[tuple, _Group] = {}
         self.group_of: dict[str, _Group] = {}
@@ -756,9 +757,10 @@ class QueueSession:
                 plan = None     # after a commit: the group's bounds on what is left rule it out
             else:
                 # a skipping policy asks fits() (== place() is not None, cheaper where it fails: no pricing,
-                # shared growths) first for a job one region cannot hold, the kind that often does not fit; a
-                # blocking policy for the head of the queue (usually the job that blocks it)
-                ask = (not out) if block else job.stages > self.group_of[job.name].T
+                # shared growths) first for a job one region cannot hold, the kind that often does not fit, where
+                # the policy's fits() is cheaper than place() (``fits_first``); a blocking policy for the head of
+                # the queue (usually the job that blocks it)
+                ask = (not out) if block else (self.fits_first and job.stages > self.group_of[job.name].T)
                 if ask and snap_v != self.version:
                     snap, snap_v = res.freeze(), self.version
                 plan = self._place(job, res) if not ask or self._fits(job, snap) else None
