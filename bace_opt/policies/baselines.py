@@ -147,10 +147,9 @@ class _Replay:
                 left[k] = left.get(k, free[k]) - w
         return True
 
-    def passes_many(self, bs: list[float]) -> list[bool]:
-        """``[passes(b) for b in bs]``, vectorized: the same float operations elementwise (numpy's minimum and
-        subtraction round as Python's), so the answers are identical."""
-        b = np.asarray(bs, dtype=float)
+    def passes_array(self, b: np.ndarray) -> np.ndarray:
+        """``[passes(x) for x in b]`` as a boolean array, vectorized: the same float operations elementwise
+        (numpy's minimum and subtraction round as Python's), so the answers are identical."""
         ok = np.ones(len(b), dtype=bool)
         free = self.free
         left: dict[int, np.ndarray | float] = {}
@@ -163,7 +162,7 @@ class _Replay:
             ok &= w > MIN_GBPS
             for k in ks:
                 left[k] = left.get(k, free[k]) - w
-        return ok.tolist()
+        return ok
 
     def signature(self) -> tuple:
         """(link indexes of every hop, their residuals): everything ``passes`` and ``uncapped`` read."""

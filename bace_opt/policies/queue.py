@@ -113,11 +113,12 @@ class _Band:
     positions [lo, hi), open since ``since``; ``point(p)`` is the time position p spent in the set in closed
     intervals (a Fenwick tree over the difference array: range add, point query)."""
 
-    __slots__ = ("bs", "pos", "names", "waiting", "fw", "lo", "hi", "since")
+    __slots__ = ("bs", "bs_np", "pos", "names", "waiting", "fw", "lo", "hi", "since")
 
     def __init__(self, jobs: Sequence[Job], speed: float, waiting):
         vals = sorted((F.demand_gbps(j, j.stage_time_s / speed), j.name) for j in jobs)
         self.bs = [v for v, _ in vals]
+        self.bs_np = np.array(self.bs, dtype=float)
         self.names = [n for _, n in vals]
         self.pos = {n: i for i, n in enumerate(self.names)}
         self.waiting = sorted(self.pos[n] for n in waiting)     # positions of the bucket's waiting jobs
@@ -220,8 +221,8 @@ class _Key:
 
 class _Stream:
     """The waiting jobs of one bucket in ascending decision order (key, arrival, instance index), produced
-    lazily: the first by one vectorized minimum over the bucket's table, the rest (when a decision gets that
-    far) by one vectorized sort.  ``cap``: only the jobs with b_min <= cap (the component bound); ``after``: only
+    lazily: the first few by a vectorized minimum over the bucket's table each (``MIN_POPS``), the rest (when a
+    decision gets that far) by one vectorized sort.  ``cap``: only the jobs with b_min <= cap (the component bound); ``after``: only
     the jobs after that (key, arrival, index)."""
 
     __slots__ = ("grp", "b", "S", "k", "x", "order", "pos", "first")
@@ -242,38 +243,45 @@ class _Stream:
         self.k = k
         self.order = None
         self.pos = 0
-        self.first = -1
+        self.first = 0          # jobs taken by minimum so far
 
     def _out(self, j: int) -> tuple:
         x = self.x
         return (float(self.k[j]), float(x[j, 3]), int(x[j, 4]), self.b.table.names[j])
 
     def pop(self) -> tuple | None:
-        """The next job: (key, arrival, index, name), or None when the bucket has no more."""
+        """The next job: (key, arrival, index, name), or None when the bucket has no more.  The first few by
+        vectorized minimum (each taken one is masked), the rest from one vectorized sort."""
         k = self.k
-        if self.order is None and self.first < 0:
-            if not len(k):
-                return None
-            j = int(k.argmin())
-            lo = k[j]
-            if lo == math.inf:
-                return None
-            ties = np.flatnonzero(k == lo)
-            if len(ties) > 1:
-                x = self.x
-                j = int(ties[np.lexsort((x[ties, 4], x[ties, 3]))[0]])
-            self.first = j
-            return self._out(j)
         if self.order is None:
-            x = self.x
-            sel = np.flatnonzero(k < math.inf)
-            self.order = sel[np.lexsort((x[sel, 4], x[sel, 3], k[sel]))]
-            self.pos = 1        # order[0] is the first, returned above
+            if self.first >= _Stream.MIN_POPS:
+                x = self.x
+                sel = np.flatnonzero(k < math.inf)
+                self.order = sel[np.lexsort((x[sel, 4], x[sel, 3], k[sel]))]
+                self.pos = 0
+            else:
+                if not len(k):
+                    return None
+                j = int(k.argmin())
+                lo = k[j]
+                if lo == math.inf:
+                    return None
+                ties = np.flatnonzero(k == lo)
+                if len(ties) > 1:
+                    x = self.x
+                    j = int(ties[np.lexsort((x[ties, 4], x[ties, 3]))[0]])
+                self.first += 1
+                out = self._out(j)
+                k[j] = math.inf     # taken
+                return out
         if self.pos >= len(self.order):
             return None
         j = int(self.order[self.pos])
         self.pos += 1
         return self._out(j)
+
+    #: pops by minimum before the stream sorts what is left
+    MIN_POPS = 3
 
 
 class _Bucket:
@@ -914,10 +922,11 @@ class QueueSession:
                 hi, hit = uncapped_end(replay, bs, lo, hi)
                 self.stats["limit_hits"] += hit
                 w = band.waiting
-                ps = w[bisect_left(w, hi):]
-                if ps:
+                k = bisect_left(w, hi)
+                if k < len(w):
+                    ps = np.array(w[k:], dtype=np.intp)
                     names = band.names
-                    new = {names[p] for p, ok in zip(ps, replay.passes_many([bs[p] for p in ps])) if ok}
+                    new = {names[p] for p in ps[replay.passes_array(band.bs_np[ps])].tolist()}
                 b.replay = replay
             band.lo, band.hi, band.since = lo, hi, now
             b.active = band
