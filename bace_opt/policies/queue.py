@@ -29,14 +29,24 @@ Why the answers are the same (each rule is exact, none is a heuristic):
   The price vector is recomputed only near a step of a curve (``_PriceClock``); ``never_fits`` is ``not
   fits`` on one empty cluster per price vector.
 * Order.  Skipping policies (``hol="skip"``) start, in priority (or FIFO) order, exactly the jobs whose
-  ``place`` succeeds on what the jobs before them left.  If no candidate is left that may fit on the state
-  at the start, nothing starts.  Otherwise the jobs already known to fail on that state are sorted in too
-  (``deferred``): the greedy rules are not monotone in the free resources, so such a job may start after
-  the decision's first commit.  The priority of a job uses the min and max of compute time and demand
-  over *all* waiting jobs, kept in heaps with lazy deletion, with the same float expressions as
-  ``bace_pipe.priorities``.  FIFO policies with head-of-line blocking walk the queue in arrival order and
-  stop at the first job that does not fit (skipping jobs that never fit), as ``decide`` does; the head is
-  asked ``fits`` first (cheaper where it fails, which is what a blocked head does).
+  ``place`` succeeds on what the jobs before them left.  The candidates are the jobs the group bounds let
+  through on the state at the start (whole buckets, or with a bandwidth-checked pathfinder the jobs of a
+  bucket whose b_min is within the component bound); jobs already known to fail on that state are among
+  them (the greedy rules are not monotone in the free resources, so such a job may start after the
+  decision's first commit).  The priority of a job uses the min and max of compute time and demand over
+  *all* waiting jobs, kept in heaps with lazy deletion, with the same float expressions as
+  ``bace_pipe.priorities``.  The order is produced lazily: each bucket keeps its jobs as numpy columns
+  (``_Table``), a ``_Stream`` per candidate bucket yields them in (key, arrival, index) order (vectorized
+  keys, the same IEEE operations elementwise), and a heap merges the streams.  After a commit the bounds on
+  what is left are monotone (commits only take), so a bucket they rule out leaves the merge with all its
+  jobs, as each of them would have been skipped.  Quiet decisions: when the previous decision started
+  nothing and the version is unchanged, every candidate but the jobs that arrived since is known to fail
+  before a commit, so only those are asked, in order; if one starts, the merge goes on behind it (the jobs
+  before it failed first, as in the full order).  FIFO policies with head-of-line blocking walk the queue in
+  arrival order and stop at the first job that does not fit (skipping jobs that never fit), as ``decide``
+  does; the head is asked ``fits`` first (cheaper where it fails, which is what a blocked head does).  A
+  skipping policy asks ``fits`` before ``place`` for a job one region cannot hold only where its ``fits`` is
+  cheaper (``fits_first``: not the bandwidth pathfinder, whose ``fits`` grows the same seeds).
 * Head-of-line blocked set (``hol_update``): the waiting jobs whose ``place`` succeeds on the state after the
   decision (the decision's own state object when it started nothing, so per-state caches are shared).  A
   group's bounds (sure, limit) put a whole bucket in (S <= sure), out (S > limit) or mixed.  A bucket in
@@ -50,7 +60,10 @@ Why the answers are the same (each rule is exact, none is a heuristic):
   instance's jobs that can enter the bucket) are in the set on a range of positions found by binary search,
   and the time each position spends in the set is kept in a Fenwick tree (range add, point query).  Above
   b* a hop is capped, a smaller b can take more of a later shared link than a larger one, so the jobs there
-  are replayed one by one (vectorized) and tracked individually.
+  are replayed one by one (vectorized) and tracked individually.  What a band's answers read is its
+  signature (chain speed, the replay's links and their residuals); while it is unchanged the band stays open.
+  The interval's end b* is placed by its closed form (``_Replay.limit``) and confirmed by the replay on both
+  sides (``uncapped_end``), else found by bisection.
 """
 from __future__ import annotations
 
