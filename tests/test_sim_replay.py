@@ -121,7 +121,7 @@ class _Probe:
             a = b.active
             if a is not None:
                 n["band_partial" if 0 < a.hi - a.lo < len(a.bs) else "band_full_or_empty"] += 1
-            n["band_beyond"] += len(b.ind)      # jobs above the uncapped interval that passed their own replay
+            n["band_beyond"] += 0 if a is None else a.nin   # jobs above the uncapped interval passing their replay
 
         def _set_mode(q, grp, b, mode, *args):
             n["bucket_in"] += mode == Q._IN and b.mode != Q._IN and bool(b.jobs)
@@ -164,7 +164,7 @@ class _Probe:
                 b = q.group_of[name].buckets[job.stages]
                 a = b.active
                 kept = b.mode == Q._IN or (b.mode == Q._MIX and (name in b.ind or (
-                    a is not None and a.lo <= a.pos[name] < a.hi)))
+                    a is not None and (a.lo <= a.pos[name] < a.hi or bool(a.inm[a.pos[name]])))))
                 assert kept == (q.pol.place(job, state) is not None), (q.pol.name, now, name)
         monkeypatch.setattr(Q.QueueSession, "hol_update", _hol_update)
         init = Q.QueueSession.__init__

@@ -60,8 +60,9 @@ Why the answers are the same (each rule is exact, none is a heuristic):
   instance's jobs that can enter the bucket) are in the set on a range of positions found by binary search,
   and the time each position spends in the set is kept in a Fenwick tree (range add, point query).  Above
   b* a hop is capped, a smaller b can take more of a later shared link than a larger one, so the jobs there
-  are replayed one by one (vectorized) and tracked individually.  What a band's answers read is its
-  signature (chain speed, the replay's links and their residuals); while it is unchanged the band stays open.
+  are replayed one by one (vectorized) and tracked individually (numpy arrays per band, settled at once).
+  What a band's answers read is its signature (chain speed, the replay's links and their residuals); while
+  it is unchanged the band stays open.
   The interval's end b* is placed by its closed form (``_Replay.limit``) and confirmed by the replay on both
   sides (``uncapped_end``), else found by bisection.
 """
@@ -124,9 +125,12 @@ class _Band:
     """Head-of-line clocks of a mixed bucket under a demand rule (module doc), for one chain speed: every job of
     the instance that can enter the bucket, sorted by its demand b at that speed; the jobs in the set form the
     positions [lo, hi), open since ``since``; ``point(p)`` is the time position p spent in the set in closed
-    intervals (a Fenwick tree over the difference array: range add, point query)."""
+    intervals (a Fenwick tree over the difference array: range add, point query).  Waiting jobs above the
+    interval that pass their own replay are members one by one: ``inm`` (member), ``isince`` (since when) and
+    ``iacc`` (time settled) per position, as numpy arrays, so that the members of a band are settled at once."""
 
-    __slots__ = ("bs", "bs_np", "pos", "names", "waiting", "fw", "lo", "hi", "since")
+    __slots__ = ("bs", "bs_np", "pos", "names", "waiting", "fw", "lo", "hi", "since", "inm", "isince", "iacc",
+                 "nin")
 
     def __init__(self, jobs: Sequence[Job], speed: float, waiting):
         vals = sorted((F.demand_gbps(j, j.stage_time_s / speed), j.name) for j in jobs)
@@ -138,6 +142,34 @@ class _Band:
         self.fw = [0.0] * (len(vals) + 1)
         self.lo = self.hi = 0
         self.since = 0.0
+        self.inm = np.zeros(len(vals), dtype=bool)
+        self.isince = np.zeros(len(vals))
+        self.iacc = np.zeros(len(vals))
+        self.nin = 0
+
+    def join(self, ps: np.ndarray, now: float) -> None:
+        """Positions ``ps`` (not members) become members at ``now``."""
+        self.inm[ps] = True
+        self.isince[ps] = now
+        self.nin += len(ps)
+
+    def settle(self, now: float) -> None:
+        """Every member leaves at ``now``; its time is settled."""
+        if self.nin:
+            m = self.inm
+            self.iacc[m] += now - self.isince[m]
+            m[:] = False
+            self.nin = 0
+
+    def take(self, p: int, now: float) -> float:
+        """The member time of position p up to ``now`` (its job leaves the queue); p is no member after."""
+        h = float(self.iacc[p])
+        self.iacc[p] = 0.0
+        if self.inm[p]:
+            h += now - float(self.isince[p])
+            self.inm[p] = False
+            self.nin -= 1
+        return h
 
     def _add(self, i: int, x: float) -> None:
         fw, n = self.fw, len(self.fw)
@@ -484,16 +516,19 @@ class QueueSession:
         b.ind.discard(name)
         if self.skip:
             b.table.remove(name)
+        h = 0.0
         for band in b.bands.values():
             w = band.waiting
-            del w[bisect_left(w, band.pos[name])]
+            p = band.pos[name]
+            del w[bisect_left(w, p)]
+            h += band.take(p, now)
         self._c.remove(c)
         self._d.remove(d)
         self.none_at.pop(name, None)
         self.fits_at.pop(name, None)
         self._never.pop(name, None)
         self._pending.discard(name)
-        h = (self._hol_value(b, name, now) if self._rule else b.value(now)) - self.hol_off.pop(name)
+        h += (self._hol_value(b, name, now) if self._rule else b.value(now)) - self.hol_off.pop(name)
         t0 = self.ind_since.pop(name, None)
         if t0 is not None:
             h += now - t0
@@ -859,7 +894,7 @@ class QueueSession:
                         if fresh or b.mode != _MIX or b.active is None:
                             if self._open_band(grp, b, S, state, now):
                                 done.add(id(b))
-                    elif b.active is not None or b.ind:
+                    elif b.active is not None:
                         self._close_band(b, now)
                     b.mode = mode
                     continue
@@ -878,9 +913,9 @@ class QueueSession:
             if rule is None:
                 self._recheck(grp, (job,), state, now, maxbw)
             elif b.active is not None and b.replay is not None and b.active.pos[name] >= b.active.hi:
-                if b.replay.passes(b.active.bs[b.active.pos[name]]):
-                    self.ind_since[name] = now
-                    b.ind.add(name)
+                p = b.active.pos[name]
+                if b.replay.passes(b.active.bs[p]):
+                    b.active.join(np.array([p], dtype=np.intp), now)
         self._pending.clear()
 
     def _hol_value(self, b: _Bucket, name: str, now: float) -> float:
@@ -897,7 +932,7 @@ class QueueSession:
     def _open_band(self, grp: _Group, b: _Bucket, S: int, state: ClusterState, now: float) -> bool:
         """Close the mixed bucket's open interval and open the one of ``state``: the jobs whose demand is in the
         rule's uncapped interval (a contiguous range of the band's sorted demands, found by binary search) are in
-        the set through the band's clock; the waiting jobs above it are replayed one by one (``b.ind``).
+        the set through the band's clock; the waiting jobs above it are replayed one by one (the band's members).
 
         Every answer depends only on the chain speed, the replay's links and their residual values (the
         signature): when these are those of the open band, the interval and the members stay as they are (the
@@ -913,10 +948,10 @@ class QueueSession:
                 return False
         if b.active is not None:
             b.active.close(now)
+            b.active.settle(now)
             b.active = None
         b.replay = None
         b.sig = sig
-        new: set[str] = set()
         if r is not None:
             speed, replay = r
             band = b.bands.get(speed)
@@ -938,29 +973,19 @@ class QueueSession:
                 k = bisect_left(w, hi)
                 if k < len(w):
                     ps = np.array(w[k:], dtype=np.intp)
-                    names = band.names
-                    new = {names[p] for p in ps[replay.passes_array(band.bs_np[ps])].tolist()}
+                    band.join(ps[replay.passes_array(band.bs_np[ps])], now)
                 b.replay = replay
             band.lo, band.hi, band.since = lo, hi, now
             b.active = band
-        ind, hol = self.ind_since, self.hol_s
-        for name in b.ind - new:
-            hol[name] = hol.get(name, 0.0) + (now - ind.pop(name))
-        for name in new - b.ind:
-            ind[name] = now
-        b.ind = new
         return True
 
     def _close_band(self, b: _Bucket, now: float) -> None:
         """The bucket leaves the mixed mode: close its band and settle its individual members."""
         if b.active is not None:
             b.active.close(now)
+            b.active.settle(now)
             b.active = None
         b.replay = None
-        ind, hol = self.ind_since, self.hol_s
-        for name in b.ind:
-            hol[name] = hol.get(name, 0.0) + (now - ind.pop(name))
-        b.ind = set()
 
     def _set_mode(self, grp: _Group, b: _Bucket, mode: int, state: ClusterState, now: float, maxbw: float) -> None:
         if b.mode == _IN:
