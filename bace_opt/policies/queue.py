@@ -138,7 +138,8 @@ class _Band:
         self.bs_np = np.array(self.bs, dtype=float)
         self.names = [n for _, n in vals]
         self.pos = {n: i for i, n in enumerate(self.names)}
-        self.waiting = sorted(self.pos[n] for n in waiting)     # positions of the bucket's waiting jobs
+        self.waiting = np.zeros(len(vals), dtype=bool)          # positions of the bucket's waiting jobs
+        self.waiting[[self.pos[n] for n in waiting]] = True
         self.fw = [0.0] * (len(vals) + 1)
         self.lo = self.hi = 0
         self.since = 0.0
@@ -490,7 +491,7 @@ class QueueSession:
                                             min((self._speed[r] for r in regions), default=1.0))
         b = grp.add(job)
         for band in b.bands.values():
-            insort(band.waiting, band.pos[job.name])
+            band.waiting[band.pos[job.name]] = True
         self.hol_off[job.name] = self._hol_value(b, job.name, now) if self._rule else b.value(now)
         self.group_of[job.name] = grp
         c, d, _ = job_profile(self.inst, job)
@@ -518,9 +519,8 @@ class QueueSession:
             b.table.remove(name)
         h = 0.0
         for band in b.bands.values():
-            w = band.waiting
             p = band.pos[name]
-            del w[bisect_left(w, p)]
+            band.waiting[p] = False
             h += band.take(p, now)
         self._c.remove(c)
         self._d.remove(d)
@@ -969,10 +969,8 @@ class QueueSession:
                 lo = bisect_right(bs, MIN_GBPS)
                 hi, hit = uncapped_end(replay, bs, lo, hi)
                 self.stats["limit_hits"] += hit
-                w = band.waiting
-                k = bisect_left(w, hi)
-                if k < len(w):
-                    ps = np.array(w[k:], dtype=np.intp)
+                ps = np.flatnonzero(band.waiting[hi:]) + hi
+                if len(ps):
                     band.join(ps[replay.passes_array(band.bs_np[ps])], now)
                 b.replay = replay
             band.lo, band.hi, band.since = lo, hi, now
