@@ -79,22 +79,29 @@ WALK_CUTS = ("REGION_COVERS", "WHOLE_JOBS", "OPEN_TRAILS", "ORIENTED_TRAILS", "P
 
 
 class _walk_cuts:
-    """Context: the walk model with (True) or without (False) the families P1.46-P1.50 (variant walk0 = the
-    walk model as before them, for before / after figures in one run)."""
+    """Context: the walk model with (True) or without (False) the families P1.46-P1.50 and P1.37' and the
+    heuristics-off level-3 proof (variant walk0 = the walk model as before them, for before / after figures
+    in one run)."""
 
     def __init__(self, on: bool):
         self.on = on
 
     def __enter__(self):
+        from bace_opt.exact import placement_milp as M
         from bace_opt.exact import placement_walk as W
         self.saved = {k: getattr(W, k) for k in WALK_CUTS}
+        self.l3 = M.LEVEL3_PROOF_HIGHS
         for k in WALK_CUTS:
             setattr(W, k, self.saved[k] and self.on)
+        if not self.on:
+            M.LEVEL3_PROOF_HIGHS = {}       # the level-3 proof with HiGHS's heuristics, as before
 
     def __exit__(self, *exc):
+        from bace_opt.exact import placement_milp as M
         from bace_opt.exact import placement_walk as W
         for k, v in self.saved.items():
             setattr(W, k, v)
+        M.LEVEL3_PROOF_HIGHS = self.l3
         return False
 
 

@@ -12,7 +12,10 @@ binaries instead of 2 (K_j - 1) |E_j|.
 
 Speed-ups (models/placement.md section 9b): count cuts for the fixed count (P1.41, added by ``prepare_level``),
 proportional and identical jobs ordered (P1.42, P1.43), class-capacity rows (P1.44), and ``LEVEL3_BY_COST``:
-the level driver proves level 3 by cost minimization under a shorter run-time cut (P1.45).
+the level driver proves level 3 by cost minimization under a shorter run-time cut (P1.45).  Tighter rows
+(section 9c, each behind a module switch, all on): region-count covers (P1.46), whole-job indicators y (P1.47),
+open and oriented trails (P1.48, P1.49), pair cut-sets of the connectivity (P1.50), and the cost product on one
+price-rate column per job (P1.37').
 
 Notation (code name: symbol of models/placement.md):
     x[j]        x_j        job j starts at t0
@@ -26,6 +29,8 @@ Notation (code name: symbol of models/placement.md):
     sig[j,v]    sigma_jv   supply of that flow at node v (only at the start)
     q[j,e,d]    q_jed      Pi_j * F_jed: price-weighted GPU rate times arc use (USD/s)
     v[j,e]      v_je       bandwidth j reserves on link e (only with > 1 speed class)
+    y[j,r]      y_jr       all S_j stages of j are in r (only where cap_jr = S_j; P1.47)
+    P[j]        P_j        Pi_j = sum_r pi_jr n_jr, the job's price rate (P1.37')
 """
 from __future__ import annotations
 
@@ -51,7 +56,7 @@ OPEN_TRAILS = True
 ORIENTED_TRAILS = True
 #: pair cut-sets of the trail's connectivity (P1.50)
 PAIR_CUTS = True
-#: one price-rate variable per job in the cost product rows (P1.37b)
+#: the cost product rows with x_j and one price-rate variable per job (P1.37')
 PRICE_VAR = True
 
 
@@ -400,10 +405,10 @@ def add_oriented_trails(m):
 
 
 def add_cost_linearization(m):
-    """P1.37 q_jed = Pi_j F_jed exactly (F binary): q >= Pi_j - Pi_max_j (x_j - F), q >= Pi_min_j F, q >= 0
+    """P1.37 / P1.37' q_jed = Pi_j F_jed exactly (F binary): q >= Pi_j - Pi_max_j (x_j - F), q >= Pi_min_j F, q >= 0
     (x_j for 1 is valid because F <= x_j and Pi_j = 0 when j does not start; it is tighter for fractional x_j).
-    With ``PRICE_VAR`` Pi_j is one variable P_j per job (P1.37b, P_j = sum_r pi_r n_jr) instead of the sum
-    repeated in every row: the same LP, fewer nonzeros."""
+    With ``PRICE_VAR`` (P1.37'): x_j in place of 1, and Pi_j one variable P_j per job (P_j = sum_r pi_r n_jr)
+    instead of the sum repeated in every row; without it, P1.37 as in section 9."""
     J = m.data.jobs
     if PRICE_VAR:
         walk = [d.j for d in J if d.K > 1]
@@ -416,7 +421,8 @@ def add_cost_linearization(m):
         def rate(m, j):
             return price_rate(m, J[j])
     m.con_cost_product = pyo.Constraint(m.JED, rule=lambda m, j, e, dd:
-                                        m.q[j, e, dd] >= rate(m, j) - J[j].pi_max * (m.x[j] - m.F[j, e, dd]))
+                                        m.q[j, e, dd] >= rate(m, j) - J[j].pi_max * ((m.x[j] if PRICE_VAR else 1)
+                                                                                     - m.F[j, e, dd]))
     m.con_cost_product_min = pyo.Constraint(m.JED, rule=lambda m, j, e, dd:
                                             m.q[j, e, dd] >= J[j].pi_min * m.F[j, e, dd])
 
