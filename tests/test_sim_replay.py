@@ -110,7 +110,8 @@ class _Probe:
 
     def __init__(self, monkeypatch):
         self.n = dict.fromkeys(["band_partial", "band_full_or_empty", "band_beyond", "bucket_in", "component_cut",
-                                "price_step", "head_fits_false", "never_fits", "state_reused"], 0)
+                                "price_step", "head_fits_false", "never_fits", "state_reused", "quiet_skips",
+                                "quiet_runs", "pruned_buckets", "band_kept", "limit_hits"], 0)
         n = self.n
         open_band, set_mode, prefix = Q.QueueSession._open_band, Q.QueueSession._set_mode, Q.QueueSession._bmin_prefix
         key, never, fits = Q._PriceClock.key, Q.QueueSession._never_fits, Q.QueueSession._fits
@@ -120,7 +121,7 @@ class _Probe:
             a = b.active
             if a is not None:
                 n["band_partial" if 0 < a.hi - a.lo < len(a.bs) else "band_full_or_empty"] += 1
-            n["band_beyond"] += len(b.ind)      # jobs above the uncapped interval that passed their own replay
+            n["band_beyond"] += 0 if a is None else a.nin   # jobs above the uncapped interval passing their replay
 
         def _set_mode(q, grp, b, mode, *args):
             n["bucket_in"] += mode == Q._IN and b.mode != Q._IN and bool(b.jobs)
@@ -163,22 +164,40 @@ class _Probe:
                 b = q.group_of[name].buckets[job.stages]
                 a = b.active
                 kept = b.mode == Q._IN or (b.mode == Q._MIX and (name in b.ind or (
-                    a is not None and a.lo <= a.pos[name] < a.hi)))
+                    a is not None and (a.lo <= a.pos[name] < a.hi or bool(a.inm[a.pos[name]])))))
                 assert kept == (q.pol.place(job, state) is not None), (q.pol.name, now, name)
         monkeypatch.setattr(Q.QueueSession, "hol_update", _hol_update)
+        init = Q.QueueSession.__init__
+
+        def _init(q, *args, **kw):
+            init(q, *args, **kw)
+            sessions.append(q)
+        sessions: list = []
+        self.sessions = sessions
+        monkeypatch.setattr(Q.QueueSession, "__init__", _init)
+
+    def counts(self) -> dict:
+        """The rule counts, with the shortcuts each session counted itself (``QueueSession.stats``)."""
+        n = dict(self.n)
+        for q in self.sessions:
+            for k in ("quiet_skips", "quiet_runs", "pruned_buckets", "band_kept", "limit_hits"):
+                n[k] += q.stats[k]
+        return n
 
 
-@pytest.mark.parametrize("seed, factor", [(4, 0.2), (5, 0.5)])
-def test_replay_identical_with_scarce_links_and_every_rule_exercised(seed, factor, monkeypatch):
-    # sparse graph with transit nodes, scarce links, hourly prices, a queue (150 jobs in 150 s): every caching
-    # rule must decide something, and the schedules (decisions, evaluator figures, head-of-line times) must
-    # equal the former simulator's
+def test_replay_identical_with_scarce_links_and_every_rule_exercised(monkeypatch):
+    # sparse graphs with transit nodes, scarce links, hourly prices, a queue (150 jobs in 150 s): every caching
+    # rule must decide something on these two instances together, and the schedules (decisions, evaluator
+    # figures, head-of-line times) must equal the former simulator's
     probe = _Probe(monkeypatch)
-    inst = scarce(random_instance(seed, n_regions=8, n_jobs=150, topology="sparse", transit=2, hourly_prices=True,
-                                  mixed_gpus=True, max_gpus_per_region=16, max_stages=8, max_arrival_s=150.0), factor)
-    replay(inst, policies=[(p, {}) for p in ("bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "fifo",
-                                              "bace-pipe-no-pathfinder", "bace-pipe-no-priority")])
-    assert all(v > 0 for v in probe.n.values()), str(probe.n)
+    for seed, factor in ((4, 0.2), (5, 0.5)):
+        inst = scarce(random_instance(seed, n_regions=8, n_jobs=150, topology="sparse", transit=2,
+                                      hourly_prices=True, mixed_gpus=True, max_gpus_per_region=16, max_stages=8,
+                                      max_arrival_s=150.0), factor)
+        replay(inst, policies=[(p, {}) for p in ("bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "fifo",
+                                                  "bace-pipe-no-pathfinder", "bace-pipe-no-priority")])
+    n = probe.counts()
+    assert all(v > 0 for v in n.values()), str(n)
 
 
 def test_replay_identical_for_exact_p1():
@@ -216,3 +235,74 @@ def test_fits_answers_as_place(case):
         pol = make_policy(policy, **opts)
         for job in inst.jobs:
             assert pol.fits(job, state) == (pol.place(job, state) is not None), (policy, opts, job.name)
+
+
+def test_replay_band_kept_only_while_its_residuals_are_unchanged():
+    # a demand band stays open while its chain speed, links and their residuals are unchanged; on this instance
+    # the same links come back with other residuals (a band kept on the links alone gives other schedules)
+    inst = scarce(random_instance(1, n_regions=8, n_jobs=150, topology="sparse", transit=2, hourly_prices=True,
+                                  mixed_gpus=True, max_gpus_per_region=16, max_stages=8, max_arrival_s=150.0), 0.2)
+    replay(inst, policies=[("cr-lcf", {}), ("cr-ldf", {})], modes=("queue",))
+
+
+@st.composite
+def replays(draw):
+    """A reservation replay (``baselines._Replay``) over 1-4 hops of 1-3 links from a pool of 4 (hops share
+    links), residuals from values whose thirds and halves round, and sorted demands around its closed-form b*."""
+    from bace_opt.policies.baselines import _Replay
+    rep = _Replay.__new__(_Replay)
+    rep.ks = [draw(st.lists(st.integers(0, 3), min_size=1, max_size=3, unique=True))
+              for _ in range(draw(st.integers(1, 4)))]
+    rep.free = [draw(st.sampled_from([0.3, 0.7, 1.0, 1.1, 2.9, 10.0 / 3.0, 100.1, 1e-9])) for _ in range(4)]
+    lim = rep.limit()
+    near = [lim]
+    for _ in range(draw(st.integers(1, 4))):
+        near += [math.nextafter(near[-1], math.inf), math.nextafter(near[0], 0.0)]
+    bs = sorted(set(x for x in near + draw(st.lists(st.floats(2e-9, 200.0), max_size=6)) if x > 1e-9))
+    return rep, bs
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=replays())
+def test_uncapped_interval_end_is_exact(case):
+    # the end of the uncapped interval, placed by the closed form and checked, equals the brute force one;
+    # uncapped is an interval on sorted demands (what the demand bands rely on)
+    rep, bs = case
+    flags = [rep.uncapped(b) for b in bs]
+    assert flags == sorted(flags, reverse=True)
+    assert Q.uncapped_end(rep, bs, 0, len(bs))[0] == sum(flags)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from([1.0, 2.5, 3.0, 7.25, 1e4]), st.sampled_from([0.5, 0.5, 2.0, 9.0]),
+                               st.sampled_from([0.1, 1.0, 5.0]), st.sampled_from([0.0, 1.0, 1.0, 3.0])),
+                     min_size=1, max_size=30),
+       alpha=st.sampled_from([None, 0.0, 0.3, 1.0, 0.7777]), cap=st.sampled_from([None, 1.0, 5.0]),
+       removed=st.sets(st.integers(0, 29)), after_at=st.one_of(st.none(), st.integers(0, 29)))
+def test_stream_yields_the_sorted_decision_order(rows, alpha, cap, removed, after_at):
+    # a bucket's stream (vectorized keys, minimum then sort, slots reused after removals) yields exactly the
+    # candidates sorted by (key, arrival, index), the key computed one job at a time as bace_pipe.priorities does
+    b, grp = Q._Bucket(), Q._Group(("g",), 1, ())
+    names = [f"j{i}" for i in range(len(rows))]
+    for n, (c, d, bmin, arr) in zip(names, rows):
+        b.table.add(n, (c, d, bmin, arr, int(n[1:])))
+    for i in sorted(removed):
+        if i < len(rows):
+            b.table.remove(names[i])
+    for i in sorted(removed)[:3]:       # slots reused out of order
+        if i < len(rows):
+            b.table.add(names[i], rows[i][:4] + (i,))
+    live = [i for i in range(len(rows)) if names[i] in b.table.slot]
+    cs, ds = [rows[i][0] for i in live], [rows[i][1] for i in live]
+    key = Q._Key() if alpha is None else Q._Key(alpha, min(cs), max(cs), min(ds), max(ds))
+    want = sorted((key(rows[i][0], rows[i][1]), rows[i][3], i, names[i]) for i in live
+                  if cap is None or rows[i][2] <= cap)
+    after = None
+    if after_at is not None and want:
+        after = want[after_at % len(want)][:3]
+        want = [w for w in want if w[:3] > after]
+    s = Q._Stream(grp, b, 1, cap, key, after)
+    got = []
+    while (x := s.pop()) is not None:
+        got.append(x)
+    assert got == want

@@ -595,6 +595,8 @@ class OrderedPolicy:
     single_region_places = False
     single_region_only = False
     bandwidth_checked = False
+    #: the queue asks ``fits`` before ``place`` for a job one region cannot hold (``fits`` much cheaper when it fails)
+    fits_first = True
 
     def queue_session(self, inst: Instance):
         """An incremental queue-mode decider making the same decisions as ``decide`` on the whole queue
@@ -635,6 +637,10 @@ class BacePipe(OrderedPolicy):
         # cheapest-seed rule have no such fallback
         self.single_region_places = pathfinder == "bandwidth" and seeds == "all"
         self.bandwidth_checked = pathfinder == "bandwidth"
+        # the queue asks fits() before place() where fits() is much cheaper when it fails; the bandwidth
+        # pathfinder's fits() grows the same seeds place() grows (place() only prices them too), so asking
+        # both costs twice when the job fits (``policies.queue``)
+        self.fits_first = pathfinder != "bandwidth"
 
     def chains(self, job: Job, state: ClusterState) -> list[Chain]:
         if self.pathfinder == "bandwidth":

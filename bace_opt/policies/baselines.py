@@ -19,6 +19,7 @@ job larger than every region) never blocks the queue: it is skipped and ends ``u
 """
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 
 import numpy as np
@@ -146,10 +147,9 @@ class _Replay:
                 left[k] = left.get(k, free[k]) - w
         return True
 
-    def passes_many(self, bs: list[float]) -> list[bool]:
-        """``[passes(b) for b in bs]``, vectorized: the same float operations elementwise (numpy's minimum and
-        subtraction round as Python's), so the answers are identical."""
-        b = np.asarray(bs, dtype=float)
+    def passes_array(self, b: np.ndarray) -> np.ndarray:
+        """``[passes(x) for x in b]`` as a boolean array, vectorized: the same float operations elementwise
+        (numpy's minimum and subtraction round as Python's), so the answers are identical."""
         ok = np.ones(len(b), dtype=bool)
         free = self.free
         left: dict[int, np.ndarray | float] = {}
@@ -162,7 +162,27 @@ class _Replay:
             ok &= w > MIN_GBPS
             for k in ks:
                 left[k] = left.get(k, free[k]) - w
-        return ok.tolist()
+        return ok
+
+    def signature(self) -> tuple:
+        """(link indexes of every hop, their residuals): everything ``passes`` and ``uncapped`` read."""
+        free = self.free
+        return tuple(map(tuple, self.ks)), tuple([free[k] for ks in self.ks for k in ks])
+
+    def limit(self) -> float:
+        """b* in exact arithmetic: every hop reserves b, so a link already taken n times by earlier hops has
+        free - n b left, which must be >= b.  An estimate of ``uncapped``'s end (float rounding aside)."""
+        free = self.free
+        taken: dict[int, int] = {}
+        lim = math.inf
+        for ks in self.ks:
+            for k in ks:
+                v = free[k] / (taken.get(k, 0) + 1)
+                if v < lim:
+                    lim = v
+            for k in ks:
+                taken[k] = taken.get(k, 0) + 1
+        return lim
 
     def uncapped(self, b: float) -> bool:
         if b <= MIN_GBPS:

@@ -29,14 +29,24 @@ Why the answers are the same (each rule is exact, none is a heuristic):
   The price vector is recomputed only near a step of a curve (``_PriceClock``); ``never_fits`` is ``not
   fits`` on one empty cluster per price vector.
 * Order.  Skipping policies (``hol="skip"``) start, in priority (or FIFO) order, exactly the jobs whose
-  ``place`` succeeds on what the jobs before them left.  If no candidate is left that may fit on the state
-  at the start, nothing starts.  Otherwise the jobs already known to fail on that state are sorted in too
-  (``deferred``): the greedy rules are not monotone in the free resources, so such a job may start after
-  the decision's first commit.  The priority of a job uses the min and max of compute time and demand
-  over *all* waiting jobs, kept in heaps with lazy deletion, with the same float expressions as
-  ``bace_pipe.priorities``.  FIFO policies with head-of-line blocking walk the queue in arrival order and
-  stop at the first job that does not fit (skipping jobs that never fit), as ``decide`` does; the head is
-  asked ``fits`` first (cheaper where it fails, which is what a blocked head does).
+  ``place`` succeeds on what the jobs before them left.  The candidates are the jobs the group bounds let
+  through on the state at the start (whole buckets, or with a bandwidth-checked pathfinder the jobs of a
+  bucket whose b_min is within the component bound); jobs already known to fail on that state are among
+  them (the greedy rules are not monotone in the free resources, so such a job may start after the
+  decision's first commit).  The priority of a job uses the min and max of compute time and demand over
+  *all* waiting jobs, kept in heaps with lazy deletion, with the same float expressions as
+  ``bace_pipe.priorities``.  The order is produced lazily: each bucket keeps its jobs as numpy columns
+  (``_Table``), a ``_Stream`` per candidate bucket yields them in (key, arrival, index) order (vectorized
+  keys, the same IEEE operations elementwise), and a heap merges the streams.  After a commit the bounds on
+  what is left are monotone (commits only take), so a bucket they rule out leaves the merge with all its
+  jobs, as each of them would have been skipped.  Quiet decisions: when the previous decision started
+  nothing and the version is unchanged, every candidate but the jobs that arrived since is known to fail
+  before a commit, so only those are asked, in order; if one starts, the merge goes on behind it (the jobs
+  before it failed first, as in the full order).  FIFO policies with head-of-line blocking walk the queue in
+  arrival order and stop at the first job that does not fit (skipping jobs that never fit), as ``decide``
+  does; the head is asked ``fits`` first (cheaper where it fails, which is what a blocked head does).  A
+  skipping policy asks ``fits`` before ``place`` for a job one region cannot hold only where its ``fits`` is
+  cheaper (``fits_first``: not the bandwidth pathfinder, whose ``fits`` grows the same seeds).
 * Head-of-line blocked set (``hol_update``): the waiting jobs whose ``place`` succeeds on the state after the
   decision (the decision's own state object when it started nothing, so per-state caches are shared).  A
   group's bounds (sure, limit) put a whole bucket in (S <= sure), out (S > limit) or mixed.  A bucket in
@@ -50,7 +60,11 @@ Why the answers are the same (each rule is exact, none is a heuristic):
   instance's jobs that can enter the bucket) are in the set on a range of positions found by binary search,
   and the time each position spends in the set is kept in a Fenwick tree (range add, point query).  Above
   b* a hop is capped, a smaller b can take more of a later shared link than a larger one, so the jobs there
-  are replayed one by one (vectorized) and tracked individually.
+  are replayed one by one (vectorized) and tracked individually (numpy arrays per band, settled at once).
+  What a band's answers read is its signature (chain speed, the replay's links and their residuals); while
+  it is unchanged the band stays open.
+  The interval's end b* is placed by its closed form (``_Replay.limit``) and confirmed by the replay on both
+  sides (``uncapped_end``), else found by bisection.
 """
 from __future__ import annotations
 
@@ -58,6 +72,8 @@ import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
 from typing import Sequence
+
+import numpy as np
 
 from .. import formulas as F
 from ..instance import Instance, Job
@@ -109,19 +125,52 @@ class _Band:
     """Head-of-line clocks of a mixed bucket under a demand rule (module doc), for one chain speed: every job of
     the instance that can enter the bucket, sorted by its demand b at that speed; the jobs in the set form the
     positions [lo, hi), open since ``since``; ``point(p)`` is the time position p spent in the set in closed
-    intervals (a Fenwick tree over the difference array: range add, point query)."""
+    intervals (a Fenwick tree over the difference array: range add, point query).  Waiting jobs above the
+    interval that pass their own replay are members one by one: ``inm`` (member), ``isince`` (since when) and
+    ``iacc`` (time settled) per position, as numpy arrays, so that the members of a band are settled at once."""
 
-    __slots__ = ("bs", "pos", "names", "waiting", "fw", "lo", "hi", "since")
+    __slots__ = ("bs", "bs_np", "pos", "names", "waiting", "fw", "lo", "hi", "since", "inm", "isince", "iacc",
+                 "nin")
 
     def __init__(self, jobs: Sequence[Job], speed: float, waiting):
         vals = sorted((F.demand_gbps(j, j.stage_time_s / speed), j.name) for j in jobs)
         self.bs = [v for v, _ in vals]
+        self.bs_np = np.array(self.bs, dtype=float)
         self.names = [n for _, n in vals]
         self.pos = {n: i for i, n in enumerate(self.names)}
-        self.waiting = sorted(self.pos[n] for n in waiting)     # positions of the bucket's waiting jobs
+        self.waiting = np.zeros(len(vals), dtype=bool)          # positions of the bucket's waiting jobs
+        self.waiting[[self.pos[n] for n in waiting]] = True
         self.fw = [0.0] * (len(vals) + 1)
         self.lo = self.hi = 0
         self.since = 0.0
+        self.inm = np.zeros(len(vals), dtype=bool)
+        self.isince = np.zeros(len(vals))
+        self.iacc = np.zeros(len(vals))
+        self.nin = 0
+
+    def join(self, ps: np.ndarray, now: float) -> None:
+        """Positions ``ps`` (not members) become members at ``now``."""
+        self.inm[ps] = True
+        self.isince[ps] = now
+        self.nin += len(ps)
+
+    def settle(self, now: float) -> None:
+        """Every member leaves at ``now``; its time is settled."""
+        if self.nin:
+            m = self.inm
+            self.iacc[m] += now - self.isince[m]
+            m[:] = False
+            self.nin = 0
+
+    def take(self, p: int, now: float) -> float:
+        """The member time of position p up to ``now`` (its job leaves the queue); p is no member after."""
+        h = float(self.iacc[p])
+        self.iacc[p] = 0.0
+        if self.inm[p]:
+            h += now - float(self.isince[p])
+            self.inm[p] = False
+            self.nin -= 1
+        return h
 
     def _add(self, i: int, x: float) -> None:
         fw, n = self.fw, len(self.fw)
@@ -147,12 +196,146 @@ class _Band:
         self.lo = self.hi = 0
 
 
+class _Table:
+    """A bucket's waiting jobs as numpy columns (compute time, reference demand, b_min, arrival, instance index),
+    one row per job in a slot reused after the job leaves, so that adding and removing a job is O(1) and a
+    decision orders a bucket with a few vectorized operations (``_Stream``)."""
+
+    __slots__ = ("x", "valid", "names", "slot", "free", "hw")
+
+    def __init__(self):
+        self.x = np.zeros((8, 5))
+        self.valid = np.zeros(8, dtype=bool)
+        self.names: list[str | None] = [None] * 8
+        self.slot: dict[str, int] = {}
+        self.free: list[int] = []
+        self.hw = 0             # slots in use are below it
+
+    def add(self, name: str, row: tuple) -> None:
+        if self.free:
+            k = self.free.pop()
+        else:
+            k = self.hw
+            self.hw += 1
+            if k == len(self.valid):
+                self.x = np.concatenate([self.x, np.zeros_like(self.x)])
+                self.valid = np.concatenate([self.valid, np.zeros_like(self.valid)])
+                self.names.extend([None] * k)
+        self.x[k] = row
+        self.valid[k] = True
+        self.names[k] = name
+        self.slot[name] = k
+
+    def remove(self, name: str) -> None:
+        k = self.slot.pop(name)
+        self.valid[k] = False
+        self.x[k] = 0.0         # (a free slot's key is computed and masked: keep it finite)
+        self.names[k] = None
+        self.free.append(k)
+
+
+class _Key:
+    """The priority key of ``bace_pipe.priorities`` for one decision, with the same float expressions, on one
+    job (``__call__``) or on numpy columns (``many``: elementwise IEEE operations in the same order, so every
+    value is equal).  ``None`` weights: arrival order (key 0.0)."""
+
+    __slots__ = ("alpha", "clo", "cspan", "dlo", "dspan", "cflat", "dflat", "fifo")
+
+    def __init__(self, alpha=None, clo=0.0, chi=0.0, dlo=0.0, dhi=0.0):
+        self.fifo = alpha is None
+        self.alpha, self.clo, self.dlo = alpha, clo, dlo
+        self.cflat = chi - clo <= 1e-12 * max(abs(chi), 1.0)
+        self.dflat = dhi - dlo <= 1e-12 * max(abs(dhi), 1.0)
+        self.cspan, self.dspan = chi - clo, dhi - dlo
+
+    def __call__(self, c: float, d: float) -> float:
+        if self.fifo:
+            return 0.0
+        alpha = self.alpha
+        i = 0.0 if self.cflat else (c - self.clo) / self.cspan
+        dd = 0.0 if self.dflat else (d - self.dlo) / self.dspan
+        return -((1.0 - alpha) * (1.0 - i) + alpha * (1.0 - dd))
+
+    def many(self, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+        if self.fifo:
+            return np.zeros(len(c))
+        alpha = self.alpha
+        i = np.zeros(len(c)) if self.cflat else (c - self.clo) / self.cspan
+        dd = np.zeros(len(d)) if self.dflat else (d - self.dlo) / self.dspan
+        return -((1.0 - alpha) * (1.0 - i) + alpha * (1.0 - dd))
+
+
+class _Stream:
+    """The waiting jobs of one bucket in ascending decision order (key, arrival, instance index), produced
+    lazily: the first few by a vectorized minimum over the bucket's table each (``MIN_POPS``), the rest (when a
+    decision gets that far) by one vectorized sort.  ``cap``: only the jobs with b_min <= cap (the component bound); ``after``: only
+    the jobs after that (key, arrival, index)."""
+
+    __slots__ = ("grp", "b", "S", "k", "x", "order", "pos", "first")
+
+    def __init__(self, grp: "_Group", b: "_Bucket", S: int, cap: float | None, key: _Key, after: tuple | None):
+        self.grp, self.b, self.S = grp, b, S
+        t = b.table
+        x = self.x = t.x[:t.hw]
+        k = key.many(x[:, 0], x[:, 1])
+        m = t.valid[:t.hw]
+        if cap is not None:
+            m = m & (x[:, 2] <= cap)
+        if after is not None:
+            ka, aa, ia = after
+            a, i = x[:, 3], x[:, 4]
+            m = m & ((k > ka) | ((k == ka) & ((a > aa) | ((a == aa) & (i > ia)))))
+        k[~m] = math.inf        # keys are finite: inf marks the slots that are not candidates
+        self.k = k
+        self.order = None
+        self.pos = 0
+        self.first = 0          # jobs taken by minimum so far
+
+    def _out(self, j: int) -> tuple:
+        x = self.x
+        return (float(self.k[j]), float(x[j, 3]), int(x[j, 4]), self.b.table.names[j])
+
+    def pop(self) -> tuple | None:
+        """The next job: (key, arrival, index, name), or None when the bucket has no more.  The first few by
+        vectorized minimum (each taken one is masked), the rest from one vectorized sort."""
+        k = self.k
+        if self.order is None:
+            if self.first >= _Stream.MIN_POPS:
+                x = self.x
+                sel = np.flatnonzero(k < math.inf)
+                self.order = sel[np.lexsort((x[sel, 4], x[sel, 3], k[sel]))]
+                self.pos = 0
+            else:
+                if not len(k):
+                    return None
+                j = int(k.argmin())
+                lo = k[j]
+                if lo == math.inf:
+                    return None
+                ties = np.flatnonzero(k == lo)
+                if len(ties) > 1:
+                    x = self.x
+                    j = int(ties[np.lexsort((x[ties, 4], x[ties, 3]))[0]])
+                self.first += 1
+                out = self._out(j)
+                k[j] = math.inf     # taken
+                return out
+        if self.pos >= len(self.order):
+            return None
+        j = int(self.order[self.pos])
+        self.pos += 1
+        return self._out(j)
+
+    #: pops by minimum before the stream sorts what is left
+    MIN_POPS = 3
+
+
 class _Bucket:
     """Waiting jobs of one group with one stage count, and the bucket's head-of-line clock: ``value(t)`` is the
     time the bucket has spent wholly in the head-of-line set (mode ``_IN``) up to t.  ``bands``/``active``: the
     clocks of a mixed bucket under a demand rule."""
 
-    __slots__ = ("jobs", "mode", "acc", "since", "bands", "active", "ind", "by_bmin", "replay")
+    __slots__ = ("jobs", "mode", "acc", "since", "bands", "active", "ind", "by_bmin", "replay", "table", "sig")
 
     def __init__(self):
         self.jobs: dict[str, Job] = {}
@@ -164,6 +347,8 @@ class _Bucket:
         self.ind: set[str] = set()                      # jobs in the set one by one (mixed bucket)
         self.by_bmin: list[tuple[float, str]] = []      # (b_min, name) sorted (bandwidth-checked policies)
         self.replay = None                              # the demand rule's replay beyond the active band
+        self.table = _Table()                           # a skipping policy's decision order (``_Stream``)
+        self.sig = None                                 # what the open band's answers depend on (``_open_band``)
 
     def value(self, now: float) -> float:
         return self.acc + (now - self.since) if self.mode == _IN else self.acc
@@ -172,12 +357,14 @@ class _Bucket:
 class _Group:
     """Waiting jobs with the same GPUs per stage and eligible regions, bucketed by stage count."""
 
-    __slots__ = ("key", "g", "regions", "buckets", "keys", "T", "slots", "hol_T", "hol_sure", "hol_limit", "hol_v")
+    __slots__ = ("key", "g", "regions", "buckets", "keys", "T", "slots", "hol_T", "hol_sure", "hol_limit", "hol_v",
+                 "smin")
 
-    def __init__(self, key: tuple, g: int, regions: Sequence[str]):
+    def __init__(self, key: tuple, g: int, regions: Sequence[str], smin: float = 1.0):
         self.key = key
         self.g = g
         self.regions = tuple(regions)
+        self.smin = smin                     # the slowest speed of the regions (b_min is b_j at it; ``_Stream``)
         self.buckets: dict[int, _Bucket] = {}
         self.keys: list[int] = []            # sorted stage counts with a bucket
         self.T = self.slots = 0
@@ -222,6 +409,24 @@ class _Group:
                 yield from self.buckets[s].jobs.values()
 
 
+def uncapped_end(replay, bs: Sequence[float], lo: int, hi: int) -> tuple[int, bool]:
+    """(e, hit): ``replay.uncapped`` holds on bs[lo:e] and not on bs[e:hi] (bs sorted, every bs[lo:] > MIN_GBPS:
+    an interval, see ``baselines._Replay``).  The closed form ``replay.limit()`` places e, which is kept only when
+    ``uncapped`` confirms it on both sides (hit); else e is found by bisection.  The closed form is exact
+    arithmetic, the replay float, so near b* they may disagree by rounding: the check makes e exact."""
+    p = max(lo, bisect_right(bs, replay.limit(), lo, hi))
+    if (p == lo or replay.uncapped(bs[p - 1])) and (p == hi or not replay.uncapped(bs[p])):
+        return p, True
+    a, z = lo, hi
+    while a < z:
+        m = (a + z) // 2
+        if replay.uncapped(bs[m]):
+            a = m + 1
+        else:
+            z = m
+    return a, False
+
+
 class QueueSession:
     """Incremental ``decide`` for an ``OrderedPolicy`` in queue mode (see module doc)."""
 
@@ -233,6 +438,7 @@ class QueueSession:
         self.single_places = bool(getattr(policy, "single_region_places", False))
         self.single_only = bool(getattr(policy, "single_region_only", False))
         self.bw_filter = bool(getattr(policy, "bandwidth_checked", False))
+        self.fits_first = bool(getattr(policy, "fits_first", True))
         self.waiting: dict[str, Job] = {}
         self.groups: dict[tuple, _Group] = {}
         self.group_of: dict[str, _Group] = {}
@@ -264,6 +470,13 @@ class QueueSession:
                 return greedy_demand_rule(job, S, state, False, pol.via, pol._state_cache(state))
         self._rule = rule
         self._universe: dict[tuple, list[Job]] | None = None
+        # skipping policies: the version at which every candidate is known to fail (the last decision started
+        # nothing), and the jobs that arrived since the last decision (see ``_decide_skip``)
+        self._quiet_v = -1
+        self._arrived: list[str] = []
+        # how often each shortcut decided something (tests show every one is exercised)
+        self.stats = dict.fromkeys(("quiet_skips", "quiet_runs", "pruned_buckets", "popped", "band_kept",
+                                    "limit_hits"), 0)
 
     # ------------------------------------------------------------------ the queue
     def add(self, job: Job, now: float = 0.0) -> None:
@@ -274,10 +487,11 @@ class QueueSession:
         grp = self.groups.get(key)
         if grp is None:
             regions = [r for r in self.inst.region_index if r in elig]
-            grp = self.groups[key] = _Group(key, job.gpus_per_stage, regions)
+            grp = self.groups[key] = _Group(key, job.gpus_per_stage, regions,
+                                            min((self._speed[r] for r in regions), default=1.0))
         b = grp.add(job)
         for band in b.bands.values():
-            insort(band.waiting, band.pos[job.name])
+            band.waiting[band.pos[job.name]] = True
         self.hol_off[job.name] = self._hol_value(b, job.name, now) if self._rule else b.value(now)
         self.group_of[job.name] = grp
         c, d, _ = job_profile(self.inst, job)
@@ -285,6 +499,9 @@ class QueueSession:
         self._prof[job.name] = (c, d, F.demand_gbps(job, slow))
         if self.bw_filter:
             insort(b.by_bmin, (self._prof[job.name][2], job.name))
+        if self.skip:
+            b.table.add(job.name, (c, d, self._prof[job.name][2], job.arrival_s, self._idx[job.name]))
+            self._arrived.append(job.name)
         self._c.add(c)
         self._d.add(d)
         self._pending.add(job.name)
@@ -298,16 +515,20 @@ class QueueSession:
             lst = b.by_bmin
             del lst[bisect_left(lst, (bmin, name))]
         b.ind.discard(name)
+        if self.skip:
+            b.table.remove(name)
+        h = 0.0
         for band in b.bands.values():
-            w = band.waiting
-            del w[bisect_left(w, band.pos[name])]
+            p = band.pos[name]
+            band.waiting[p] = False
+            h += band.take(p, now)
         self._c.remove(c)
         self._d.remove(d)
         self.none_at.pop(name, None)
         self.fits_at.pop(name, None)
         self._never.pop(name, None)
         self._pending.discard(name)
-        h = (self._hol_value(b, name, now) if self._rule else b.value(now)) - self.hol_off.pop(name)
+        h += (self._hol_value(b, name, now) if self._rule else b.value(now)) - self.hol_off.pop(name)
         t0 = self.ind_since.pop(name, None)
         if t0 is not None:
             h += now - t0
@@ -385,51 +606,6 @@ class QueueSession:
             return self._decide_skip(state)
         return self._decide_block(state)
 
-    def _candidates(self, state: ClusterState) -> tuple[list[Job], list[Job]]:
-        """(candidates, deferred): the jobs that may fit on ``state`` as far as the group bounds and the
-        policy's monotone filters tell, split into those not known to fail and those whose placement already
-        failed on this very state (version).  The deferred ones cannot start before the decision's first
-        commit, but may after it where the policy's rule is not monotone in the free resources."""
-        maxbw = max(state._bw, default=0.0)
-        out: list[Job] = []
-        deferred: list[Job] = []
-        v = self.version
-        for grp in self.groups.values():
-            T, slots = grp.measure(state)
-            grp.T, grp.slots = T, slots
-            if slots <= 0:
-                continue
-            if self.bw_filter:
-                self._candidates_bw(grp, state, T, slots, out, deferred)
-                continue
-            for job in grp.jobs_between(0, slots):
-                if job.stages <= T:
-                    out.append(job)
-                elif self._may_fit(job, grp, maxbw):
-                    (deferred if self.none_at.get(job.name) == v else out).append(job)
-        return out, deferred
-
-    def _candidates_bw(self, grp: _Group, state: ClusterState, T: int, slots: int, out: list, deferred: list) -> None:
-        """``_candidates`` for a bandwidth-checked pathfinder: of a bucket one region cannot hold, only the
-        jobs whose smallest demand passes the group's component bound (``_component_theta``)."""
-        v, none_at = self.version, self.none_at
-        steps = None
-        for S in grp.keys:
-            if S > slots:
-                break
-            b = grp.buckets[S]
-            if not b.jobs:
-                continue
-            if S <= T:
-                out.extend(b.jobs.values())
-                continue
-            if self.single_only:
-                continue
-            if steps is None:
-                steps = self._component_steps(grp, state)
-            for name in self._bmin_prefix(b, S, steps):
-                (deferred if none_at.get(name) == v else out).append(b.jobs[name])
-
     def _component_steps(self, grp: _Group, state: ClusterState) -> tuple[list[int], list[float]]:
         """A necessary condition of every bandwidth-checked chain, for the whole group at once: its regions lie
         in one component of the links whose residual is >= the job's smallest demand b_min, and that component
@@ -472,28 +648,150 @@ class QueueSession:
         lst = b.by_bmin
         return [n for _, n in lst[:bisect_right(lst, (lim, "\U0010ffff"))]]
 
-    def _decide_skip(self, state: ClusterState) -> list[JobPlan]:
-        cands, deferred = self._candidates(state)
-        if not cands:
-            return []       # nothing can start first, so nothing starts
-        cands += deferred
-        idx = self._idx
-        if self.by_priority and len(self.waiting) >= 2:
-            alpha = state.alpha()
-            clo, chi, dlo, dhi = self._c.min(), self._c.max(), self._d.min(), self._d.max()
-            cflat = chi - clo <= 1e-12 * max(abs(chi), 1.0)
-            dflat = dhi - dlo <= 1e-12 * max(abs(dhi), 1.0)
-            prof = self._prof
+    def _v0_limits(self, state: ClusterState) -> dict[int, dict[int, float | None]]:
+        """The candidate rule at the start of a decision, per group and stage count: ``None`` when every job
+        of the bucket is a candidate, a float when only the jobs with b_min at most it are (the component
+        bound of a bandwidth-checked pathfinder, a bucket one region cannot hold), absent when none is.  A
+        candidate is a job whose ``place`` may succeed on ``state`` as far as the group bounds and the policy's
+        monotone filters tell (S <= slots; S <= T, or a multi-region chain allowed and, with a bandwidth check,
+        b_min within the component bound).  Sets each group's T and slots for ``_run``."""
+        out: dict[int, dict[int, float | None]] = {}
+        for grp in self.groups.values():
+            T, slots = grp.measure(state)
+            grp.T, grp.slots = T, slots
+            if slots <= 0:
+                continue
+            lims: dict[int, float | None] = {}
+            steps = None
+            for S in grp.keys:
+                if S > slots:
+                    break
+                b = grp.buckets[S]
+                if not b.jobs:
+                    continue
+                if S <= T:
+                    lims[S] = None
+                elif self.single_only:
+                    continue
+                elif self.bw_filter:
+                    if steps is None:
+                        steps = self._component_steps(grp, state)
+                    Ms, xs = steps
+                    k = bisect_left(Ms, S)
+                    if k < len(Ms) and b.by_bmin[0][0] <= xs[k] * (1.0 + 1e-8):
+                        lims[S] = xs[k] * (1.0 + 1e-8)
+                else:
+                    lims[S] = None
+            if lims:
+                out[id(grp)] = lims
+        return out
 
-            def key(j):
-                c, d, _ = prof[j.name]
-                i = 0.0 if cflat else (c - clo) / (chi - clo)
-                dd = 0.0 if dflat else (d - dlo) / (dhi - dlo)
-                return (-((1.0 - alpha) * (1.0 - i) + alpha * (1.0 - dd)), j.arrival_s, idx[j.name])
-            cands.sort(key=key)
+    def _decide_skip(self, state: ClusterState) -> list[JobPlan]:
+        """A skipping policy's decision: the candidates (``_v0_limits``) in priority (or FIFO) order, each
+        asked ``place`` on what the jobs before it left, exactly as ``OrderedPolicy.decide`` on the whole queue
+        (module doc, "Order").  The order is produced lazily (``_Stream`` per bucket, merged by a heap), and a
+        bucket leaves the merge as soon as the bounds on what the decision's commits left rule it out, so a
+        decision costs what it starts and asks, not the length of the queue.  When the previous decision
+        started nothing at this very version, every old candidate is known to fail before a commit, so only the
+        jobs that arrived since are asked until one starts; then the merge goes on behind it."""
+        lims = self._v0_limits(state)
+        arrived, self._arrived = self._arrived, []
+        if not lims:
+            self._quiet_v = self.version
+            return []
+        if self.by_priority and len(self.waiting) >= 2:
+            key = _Key(state.alpha(), self._c.min(), self._c.max(), self._d.min(), self._d.max())
         else:
-            cands.sort(key=lambda j: (j.arrival_s, idx[j.name]))
-        return self._run(cands, state, block=False)
+            key = _Key()        # arrival order: FIFO, or a single waiting job
+        quiet = self.version == self._quiet_v
+        v0 = self.version
+        first: list = []
+        if quiet:
+            # every candidate but those that arrived since was asked at this version and failed
+            prof, idx, waiting = self._prof, self._idx, self.waiting
+            for name in arrived:
+                job = waiting.get(name)
+                if job is None:
+                    continue
+                lim = lims.get(id(self.group_of[name]), {})
+                if job.stages not in lim:
+                    continue
+                cap = lim[job.stages]
+                if cap is not None and prof[name][2] > cap:
+                    continue
+                first.append(((key(prof[name][0], prof[name][1]), job.arrival_s, idx[name]), job))
+            if not first:
+                self.stats["quiet_skips"] += 1
+                return []
+            first.sort(key=lambda e: e[0])
+            self.stats["quiet_runs"] += 1
+
+        def order(res: ClusterState, bounds: dict):
+            after = None
+            for k, job in first:
+                yield job
+                if self.version != v0:
+                    after = k
+                    break
+            else:
+                if quiet:
+                    return      # none of the new jobs started: the old ones fail as before
+            yield from self._merged(lims, key, res, bounds, v0, after)
+
+        out = self._run(order, state, block=False)
+        if not out:
+            self._quiet_v = self.version
+        return out
+
+    def _merged(self, lims: dict, key: "_Key", res: ClusterState, bounds: dict, v0: int, after):
+        """The candidates in decision order (key, arrival, instance index), merged from one ``_Stream`` per
+        bucket; only those after ``after`` when given.  After a commit, a bucket whose stage count the group's
+        bounds on ``res`` rule out (``_still_may_fit``'s conditions, monotone: commits only take) is dropped with
+        all its jobs."""
+        waiting = self.waiting
+        heap: list = []     # (key, arrival, index, seq, stream, name): each stream's next job
+        seq = 0
+        for grp in self.groups.values():
+            lim = lims.get(id(grp))
+            if lim is None:
+                continue
+            for S, cap in lim.items():
+                st = _Stream(grp, grp.buckets[S], S, cap, key, after)
+                nxt = st.pop()
+                if nxt is not None:
+                    heap.append(nxt[:3] + (seq, st, nxt[3]))
+                    seq += 1
+        heapq.heapify(heap)
+        stats = self.stats
+        while heap:
+            e = heapq.heappop(heap)
+            st = e[4]
+            if self.version != v0 and not self._bucket_may_fit(st, res, bounds):
+                stats["pruned_buckets"] += 1
+                continue
+            stats["popped"] += 1
+            yield waiting[e[5]]
+            nxt = st.pop()
+            if nxt is not None:
+                heapq.heappush(heap, nxt[:3] + (seq, st, nxt[3]))
+                seq += 1
+
+    def _bucket_may_fit(self, st: "_Stream", res: ClusterState, bounds: dict) -> bool:
+        """``_still_may_fit`` for every job of a bucket at once (False: none of them may)."""
+        grp, S = st.grp, st.S
+        c = bounds.get(id(grp))
+        if c is None or c[0] != self.version:
+            T, slots = grp.measure(res)
+            c = bounds[id(grp)] = (self.version, T, slots, None)
+        if S > c[2]:
+            return False
+        if S <= c[1] or not self.bw_filter:
+            return True
+        if c[3] is None:
+            c = bounds[id(grp)] = c[:3] + (self._component_steps(grp, res),)
+        Ms, xs = c[3]
+        k = bisect_left(Ms, S)
+        return k < len(Ms) and st.b.by_bmin[0][0] <= xs[k] * (1.0 + 1e-8)
 
     def _decide_block(self, state: ClusterState) -> list[JobPlan]:
         return self._run(self.waiting.values(), state, block=True)
@@ -505,6 +803,8 @@ class QueueSession:
         out = []
         v0 = self.version
         bounds: dict[int, tuple] = {}
+        if callable(jobs):          # the order, produced lazily on the decision's residual (``_decide_skip``)
+            jobs = jobs(res, bounds)
         for job in jobs:
             need = job.gpus
             if need > free_total:
@@ -513,9 +813,10 @@ class QueueSession:
                 plan = None     # after a commit: the group's bounds on what is left rule it out
             else:
                 # a skipping policy asks fits() (== place() is not None, cheaper where it fails: no pricing,
-                # shared growths) first for a job one region cannot hold, the kind that often does not fit; a
-                # blocking policy for the head of the queue (usually the job that blocks it)
-                ask = (not out) if block else job.stages > self.group_of[job.name].T
+                # shared growths) first for a job one region cannot hold, the kind that often does not fit, where
+                # the policy's fits() is cheaper than place() (``fits_first``); a blocking policy for the head of
+                # the queue (usually the job that blocks it)
+                ask = (not out) if block else (self.fits_first and job.stages > self.group_of[job.name].T)
                 if ask and snap_v != self.version:
                     snap, snap_v = res.freeze(), self.version
                 plan = self._place(job, res) if not ask or self._fits(job, snap) else None
@@ -591,9 +892,9 @@ class QueueSession:
                         b.since = now
                     if mode == _MIX and b.jobs:
                         if fresh or b.mode != _MIX or b.active is None:
-                            self._open_band(grp, b, S, state, now)
-                            done.add(id(b))
-                    elif b.active is not None or b.ind:
+                            if self._open_band(grp, b, S, state, now):
+                                done.add(id(b))
+                    elif b.active is not None:
                         self._close_band(b, now)
                     b.mode = mode
                     continue
@@ -612,9 +913,9 @@ class QueueSession:
             if rule is None:
                 self._recheck(grp, (job,), state, now, maxbw)
             elif b.active is not None and b.replay is not None and b.active.pos[name] >= b.active.hi:
-                if b.replay.passes(b.active.bs[b.active.pos[name]]):
-                    self.ind_since[name] = now
-                    b.ind.add(name)
+                p = b.active.pos[name]
+                if b.replay.passes(b.active.bs[p]):
+                    b.active.join(np.array([p], dtype=np.intp), now)
         self._pending.clear()
 
     def _hol_value(self, b: _Bucket, name: str, now: float) -> float:
@@ -628,16 +929,29 @@ class QueueSession:
             v += now - a.since
         return v
 
-    def _open_band(self, grp: _Group, b: _Bucket, S: int, state: ClusterState, now: float) -> None:
+    def _open_band(self, grp: _Group, b: _Bucket, S: int, state: ClusterState, now: float) -> bool:
         """Close the mixed bucket's open interval and open the one of ``state``: the jobs whose demand is in the
         rule's uncapped interval (a contiguous range of the band's sorted demands, found by binary search) are in
-        the set through the band's clock; the waiting jobs above it are replayed one by one (``b.ind``)."""
+        the set through the band's clock; the waiting jobs above it are replayed one by one (the band's members).
+
+        Every answer depends only on the chain speed, the replay's links and their residual values (the
+        signature): when these are those of the open band, the interval and the members stay as they are (the
+        band stays open: the same clock as closing and reopening it) and False is returned, so that jobs that
+        joined the bucket since are asked on their own (``hol_update``'s pending jobs)."""
+        r = self._rule(next(iter(b.jobs.values())), S, state)
+        sig = None
+        if r is not None:
+            sig = (r[0], None) if r[1] is None else (r[0],) + r[1].signature()
+            if b.active is not None and sig == b.sig:
+                b.replay = r[1]
+                self.stats["band_kept"] += 1
+                return False
         if b.active is not None:
             b.active.close(now)
+            b.active.settle(now)
             b.active = None
         b.replay = None
-        r = self._rule(next(iter(b.jobs.values())), S, state)
-        new: set[str] = set()
+        b.sig = sig
         if r is not None:
             speed, replay = r
             band = b.bands.get(speed)
@@ -653,39 +967,23 @@ class QueueSession:
             if replay is not None:
                 # the uncapped interval by binary search; above it, each waiting job's replay on its own
                 lo = bisect_right(bs, MIN_GBPS)
-                a, z = lo, hi
-                while a < z:
-                    m = (a + z) // 2
-                    if replay.uncapped(bs[m]):
-                        a = m + 1
-                    else:
-                        z = m
-                hi = a
-                w = band.waiting
-                ps = w[bisect_left(w, hi):]
-                if ps:
-                    names = band.names
-                    new = {names[p] for p, ok in zip(ps, replay.passes_many([bs[p] for p in ps])) if ok}
+                hi, hit = uncapped_end(replay, bs, lo, hi)
+                self.stats["limit_hits"] += hit
+                ps = np.flatnonzero(band.waiting[hi:]) + hi
+                if len(ps):
+                    band.join(ps[replay.passes_array(band.bs_np[ps])], now)
                 b.replay = replay
             band.lo, band.hi, band.since = lo, hi, now
             b.active = band
-        ind, hol = self.ind_since, self.hol_s
-        for name in b.ind - new:
-            hol[name] = hol.get(name, 0.0) + (now - ind.pop(name))
-        for name in new - b.ind:
-            ind[name] = now
-        b.ind = new
+        return True
 
     def _close_band(self, b: _Bucket, now: float) -> None:
         """The bucket leaves the mixed mode: close its band and settle its individual members."""
         if b.active is not None:
             b.active.close(now)
+            b.active.settle(now)
             b.active = None
         b.replay = None
-        ind, hol = self.ind_since, self.hol_s
-        for name in b.ind:
-            hol[name] = hol.get(name, 0.0) + (now - ind.pop(name))
-        b.ind = set()
 
     def _set_mode(self, grp: _Group, b: _Bucket, mode: int, state: ClusterState, now: float, maxbw: float) -> None:
         if b.mode == _IN:
