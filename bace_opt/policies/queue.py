@@ -777,21 +777,10 @@ class QueueSession:
                 seq += 1
 
     def _bucket_may_fit(self, st: "_Stream", res: ClusterState, bounds: dict) -> bool:
-        """``_still_may_fit`` for every job of a bucket at once (False: none of them may)."""
-        grp, S = st.grp, st.S
-        c = bounds.get(id(grp))
-        if c is None or c[0] != self.version:
-            T, slots = grp.measure(res)
-            c = bounds[id(grp)] = (self.version, T, slots, None)
-        if S > c[2]:
-            return False
-        if S <= c[1] or not self.bw_filter:
-            return True
-        if c[3] is None:
-            c = bounds[id(grp)] = c[:3] + (self._component_steps(grp, res),)
-        Ms, xs = c[3]
-        k = bisect_left(Ms, S)
-        return k < len(Ms) and st.b.by_bmin[0][0] <= xs[k] * (1.0 + 1e-8)
+        """``_still_may_fit`` for every job of a bucket at once (False: none of them may; the smallest b_min of
+        the bucket stands for its jobs)."""
+        b = st.b
+        return self._may_fit_now(st.grp, st.S, b.by_bmin[0][0] if b.by_bmin else 0.0, res, bounds)
 
     def _decide_block(self, state: ClusterState) -> list[JobPlan]:
         return self._run(self.waiting.values(), state, block=True)
@@ -831,15 +820,18 @@ class QueueSession:
         return out
 
     def _still_may_fit(self, job: Job, res: ClusterState, bounds: dict) -> bool:
-        """The monotone necessary conditions of ``_candidates`` on ``res`` (the decision's residual after some
-        commits): S <= slots, and with a bandwidth-checked pathfinder S <= T or the component bound.  Measured
-        once per group and version."""
-        grp = self.group_of[job.name]
+        """The monotone necessary conditions of the candidates (``_v0_limits``) on ``res`` (the decision's
+        residual after some commits): S <= slots, and with a bandwidth-checked pathfinder S <= T or the
+        component bound."""
+        return self._may_fit_now(self.group_of[job.name], job.stages, self._prof[job.name][2], res, bounds)
+
+    def _may_fit_now(self, grp: _Group, S: int, bmin: float, res: ClusterState, bounds: dict) -> bool:
+        """``_still_may_fit`` for stage count S and smallest demand ``bmin`` in group ``grp``; the group's
+        bounds are measured once per version (``bounds``)."""
         c = bounds.get(id(grp))
         if c is None or c[0] != self.version:
             T, slots = grp.measure(res)
             c = bounds[id(grp)] = (self.version, T, slots, None)
-        S = job.stages
         if S > c[2]:
             return False
         if S <= c[1] or not self.bw_filter:
@@ -848,7 +840,7 @@ class QueueSession:
             c = bounds[id(grp)] = c[:3] + (self._component_steps(grp, res),)
         Ms, xs = c[3]
         k = bisect_left(Ms, S)
-        return k < len(Ms) and self._prof[job.name][2] <= xs[k] * (1.0 + 1e-8)
+        return k < len(Ms) and bmin <= xs[k] * (1.0 + 1e-8)
 
     # ------------------------------------------------------------------ head-of-line blocked set
     def hol_bounds(self, grp: _Group, state: ClusterState) -> tuple[int, int]:
