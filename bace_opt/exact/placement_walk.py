@@ -50,7 +50,7 @@ LEVEL3_BY_COST = True
 #: region-count covers (P1.46) and whole-job indicators (P1.47) are built (switches for measurement)
 REGION_COVERS = True
 WHOLE_JOBS = True
-#: open trails: a job held by several regions starts and ends in different regions (P1.48)
+#: open trails: a job held by several regions starts and ends in different regions (P1.48; needs WHOLE_JOBS)
 OPEN_TRAILS = True
 #: ... and oriented from the lower region index to the higher, cumulatively (P1.49, needs OPEN_TRAILS)
 ORIENTED_TRAILS = True
@@ -109,7 +109,7 @@ def build_model(data: PlacementData) -> pyo.ConcreteModel:
         add_region_covers(m)
     if WHOLE_JOBS:
         add_whole_jobs(m)
-    if OPEN_TRAILS:
+    if OPEN_TRAILS and WHOLE_JOBS:       # P1.48-P1.49 need y: a job held whole starts and ends in one region
         add_open_trails(m)
     add_cost_linearization(m)
     add_symmetry_breaking(m)
