@@ -12,6 +12,8 @@ Writes benchmarks/results/bench_placement.csv and .md.
 
     .venv/bin/python benchmarks/bench_placement.py --realistic [--variants highs:walk,highs:position]
 
+(variant highs:walk0 = the walk model without P1.46-P1.50, for before / after figures in one run)
+
 Realistic suite (issue 11): ``generate realistic`` with 8 AWS regions (28 measured links), mixed A100/H100
 (--gpu-types A100-80GB,H100-80GB), hourly prices, 16 jobs, seeds 1-3, built from ../shared/data in-process.
 Each variant (back end:formulation; "race" for the racing portfolio) solves every instance in the same run;
@@ -72,6 +74,37 @@ def realistic_main(args) -> int:
     return 0
 
 
+#: the walk model's families P1.46-P1.50 (models/placement.md section 9c), off in the "walk0" variant
+WALK_CUTS = ("REGION_COVERS", "WHOLE_JOBS", "OPEN_TRAILS", "ORIENTED_TRAILS", "PAIR_CUTS", "PRICE_VAR")
+
+
+class _walk_cuts:
+    """Context: the walk model with (True) or without (False) the families P1.46-P1.50 and P1.37' and the
+    heuristics-off level-3 proof (variant walk0 = the walk model as before them, for before / after figures
+    in one run)."""
+
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __enter__(self):
+        from bace_opt.exact import placement_milp as M
+        from bace_opt.exact import placement_walk as W
+        self.saved = {k: getattr(W, k) for k in WALK_CUTS}
+        self.l3 = M.LEVEL3_PROOF_HIGHS
+        for k in WALK_CUTS:
+            setattr(W, k, self.saved[k] and self.on)
+        if not self.on:
+            M.LEVEL3_PROOF_HIGHS = {}       # the level-3 proof with HiGHS's heuristics, as before
+
+    def __exit__(self, *exc):
+        from bace_opt.exact import placement_milp as M
+        from bace_opt.exact import placement_walk as W
+        for k, v in self.saved.items():
+            setattr(W, k, v)
+        M.LEVEL3_PROOF_HIGHS = self.l3
+        return False
+
+
 def family_instances(family: str, seed: int):
     """(instance, label) pairs of a --realistic family for one seed."""
     if family == "paper8":
@@ -92,14 +125,15 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         load0 = os.getloadavg()[0]
         cpu0 = time.process_time()
         t = time.perf_counter()
-        kw = {} if backend in ("cpsat", "race") else {"formulation": form}
+        kw = {} if backend in ("cpsat", "race") else {"formulation": "walk" if form == "walk0" else form}
         if backend == "race":       # "race" shares proven levels; "race:noshare" races whole solves
             from bace_opt.solvers.race import race_placement
             res = race_placement(inst, options=SolveOptions(time_limit_s=tl, threads=args.threads),
                                  share_levels=(form != "noshare"))
         else:
-            res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl, threads=args.threads),
-                                  **kw)
+            with _walk_cuts(form != "walk0"):
+                res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl,
+                                                                                 threads=args.threads), **kw)
         wall = time.perf_counter() - t
         cpu = time.process_time() - cpu0
         si = res.solver_info
@@ -131,7 +165,8 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         for form in sorted({r["formulation"] for r in rows if r["instance"] == label and r["backend"] != "race"
                             and r["formulation"] != "-"}):
             tb = time.perf_counter()
-            lp = lp_relaxation_bound(data, level=2, fix={1: z1}, formulation=form)
+            with _walk_cuts(form != "walk0"):
+                lp = lp_relaxation_bound(data, level=2, fix={1: z1}, formulation="walk" if form == "walk0" else form)
             for r in rows:
                 if r["instance"] == label and r["formulation"] == form:
                     r["root_bound_l2"] = lp
@@ -159,8 +194,8 @@ def _realistic_write(args, rows, commit) -> None:
                             + ", ".join(f"{k} {v}" for k, v in RANDOM_LARGE.items())}[args.family]
     md = [f"# P1 {args.family} benchmark (commit {commit}, {os.cpu_count()} cores shared with other sessions, "
           f"threads={args.threads})\n",
-          f"Instances: {what}.  Variants: walk = the new formulation with P1.41-P1.45 (models/placement.md section "
-          "9), position = the old one.  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
+          f"Instances: {what}.  Variants: walk = the new formulation with P1.41-P1.50 (models/placement.md sections "
+          "9-9c), walk0 = the same without P1.46-P1.50 (as before section 9c), position = the old one.  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
           "proven by the GPU-count bound shows 0.0 s and None nodes.  root_bound_l2 = LP relaxation of level 2 "
           "with level 1 fixed.  loadavg = 1-minute load when the row started / ended (2 cores): timings scale "
           "with it; compare rows of one run.\n",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import random
 
+import pyomo.environ as pyo
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -150,3 +151,94 @@ def test_level_three_proof_by_cost_follows_improvements_to_the_run_time_optimum(
     assert r.levels[2]["objective"] == pytest.approx(run_bf, rel=1e-9)
     assert r.levels[2]["bound"] <= r.levels[2]["objective"]
     _agree(inst)
+
+
+# ---------------------------------------------------------------------- P1.46-P1.50 (walk cuts)
+
+def _tiny(seed: int):
+    """3 regions of 2-4 GPUs (4 regions when the jobs are short), non-metric latencies, 2 jobs of 2-6 stages:
+    jobs split, some fit whole; small enough for the brute force (at most a few 10^4 combinations)."""
+    rnd = random.Random(seed)
+    jobs = [(f"j{i}", rnd.randint(2, 6), 25.0) for i in range(2)]
+    names = ["A", "B", "C", "D"][:4 if max(j[1] for j in jobs) <= 3 else 3]
+    regions = [(r, rnd.randint(2, 4), round(rnd.uniform(0.05, 0.4), 3)) for r in names]
+    links = [(u, v, 10.0, rnd.choice([2.0, 15.0, 60.0])) for u, v in itertools.combinations(names, 2)]
+    return make(regions, links, jobs)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_walk_cuts_keep_the_brute_force_optimum(seed):
+    """The walk model with P1.46-P1.50 proves the brute-force optimum of all three levels."""
+    inst = _tiny(seed)
+    n_bf, cost_bf, run_bf = brute_force(inst)
+    r = solve_placement(inst, options=OPT)
+    assert r.solver_info.status == "optimal"
+    assert r.levels[0]["objective"] == n_bf
+    assert r.levels[1]["objective"] == pytest.approx(cost_bf, rel=1e-6, abs=1e-12)
+    assert r.levels[1]["bound"] <= cost_bf * (1 + 1e-6) + 1e-12
+    assert r.levels[2]["objective"] == pytest.approx(run_bf, rel=1e-6)
+
+
+def test_region_cover_rows_by_hand():
+    from bace_opt.exact.placement_walk import region_cover_rows, regions_needed
+    assert regions_needed([4, 4, 4], 6) == 2
+    assert regions_needed([4, 1], 6) == 3            # cannot be held at all
+    inst = make([("A", 4, 0.1), ("B", 4, 0.2), ("C", 2, 0.3)],
+                [("A", "B", 10, 20), ("B", "C", 10, 20), ("A", "C", 10, 20)], [("j", 6, 50)])
+    d = PlacementData(inst).jobs[0]
+    rows = {r: (sorted(o), k) for r, o, k in region_cover_rows(d)}
+    assert rows[None] == ([0, 1, 2], 2)              # 6 stages need two of the regions (4 + 4)
+    assert rows[0] == ([1, 2], 1)                    # A holds <= 4: >= 2 stages elsewhere, one region will do
+    assert rows[2] == ([0, 1], 1)                    # C holds <= 2: 4 more stages, A or B
+
+
+def _planted(monkeypatch, name, fn):
+    from bace_opt.exact import placement_walk as W
+    monkeypatch.setattr(W, name, fn)
+
+
+def _changes_optimum(inst):
+    n_bf, cost_bf, run_bf = brute_force(inst)
+    r = solve_placement(inst, options=OPT)
+    got = [l["objective"] for l in r.levels]
+    # a cut that only forces extra arcs is hidden in the returned schedule (the decoder drops them), not in the
+    # level-2 bound, which then exceeds the true optimum
+    return got[0] != n_bf or got[1] != pytest.approx(cost_bf, rel=1e-6) or got[2] != pytest.approx(run_bf, rel=1e-6) \
+        or r.levels[1]["bound"] > cost_bf * (1 + 1e-6)
+
+
+SPAN = make([("A", 4, 0.10), ("B", 4, 0.20), ("C", 4, 0.30)],
+            [("A", "B", 10, 20), ("B", "C", 10, 20), ("A", "C", 10, 5)], [("j", 6, 50), ("k", 2, 50)])
+
+
+def test_planted_wrong_cuts_change_the_optimum(monkeypatch):
+    """Each family, made one step too strong, cuts the optimum off: the agreement test above can fail."""
+    from bace_opt.exact import placement_walk as W
+    assert not _changes_optimum(SPAN)
+    real_rows = W.region_cover_rows
+    with monkeypatch.context() as mp:          # P1.46: one region more than needed
+        _planted(mp, "region_cover_rows", lambda d: [(r, o, k + 1) for r, o, k in real_rows(d)])
+        assert _changes_optimum(SPAN)
+    with monkeypatch.context() as mp:          # P1.48 without y: k (2 stages) may not sit whole in one region
+        _planted(mp, "_y", lambda m, j, r: 0)
+        assert _changes_optimum(SPAN)
+    real_ends = W._ends
+    with monkeypatch.context() as mp:          # P1.50 with the start (end) term dropped: every W must be entered
+        def rule_no_ends(m):
+            J = m.data.jobs
+            rows = [(d.j, a, b) for d in J if d.K > 2 for i, a in enumerate(d.regions) for b in d.regions[i + 1:]]
+            arcs = W._arcs(m)
+            m.con_bad = pyo.Constraint(rows, rule=lambda m, j, a, b: sum(
+                m.F[j, e, dd] for v in (a, b) for e, dd in arcs[j][1][v] if real_ends(m.data.inst, e, dd)[0] not in (a, b))
+                >= m.u[j, a])
+        _planted(mp, "add_pair_cuts", rule_no_ends)
+        assert _changes_optimum(SPAN)
+    with monkeypatch.context() as mp:          # P1.47 split row without y: a job held whole still needs an arc
+        real_whole = W.add_whole_jobs
+
+        def whole_no_y(m):
+            real_whole(m)
+            m.con_bad = pyo.Constraint([d.j for d in m.data.jobs if d.K > 1], rule=lambda m, j: sum(
+                W._U(m, j, e) for e in m.data.jobs[j].links) >= m.x[j])
+        _planted(mp, "add_whole_jobs", whole_no_y)
+        assert _changes_optimum(SPAN)

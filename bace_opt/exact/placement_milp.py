@@ -466,6 +466,13 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
 #: already level-3 optimal and one proof suffices)
 LEVEL3_ROUNDS = 5
 
+#: HiGHS options of the level-3 proof by cost minimization (P1.45): the usual outcome is infeasibility, which
+#: primal heuristics cannot help to prove, so they are off (the tree still finds an improving solution when
+#: one exists: every integral node LP is one)
+LEVEL3_PROOF_HIGHS: dict = {"mip_heuristic_effort": 0.0, "mip_heuristic_run_rins": False,
+                            "mip_heuristic_run_rens": False, "mip_heuristic_run_feasibility_jump": False,
+                            "mip_heuristic_run_root_reduced_cost": False}
+
 
 def _level3_by_cost(m, fm, sol, solver: str, options: SolveOptions, t_start: float):
     """Level 3 (P1.19) proved by cost minimization (P1.45, models/placement.md section 9): with T_inc the run
@@ -484,6 +491,8 @@ def _level3_by_cost(m, fm, sol, solver: str, options: SolveOptions, t_start: flo
     hopts = dict(options.backend_options)
     if solver == "highs":
         hopts.setdefault("mip_max_improving_sols", 1)    # any solution under the cut is enough to move on
+        for k, v in LEVEL3_PROOF_HIGHS.items():
+            hopts.setdefault(k, v)
     flip_opts = SolveOptions(time_limit_s=options.time_limit_s, rel_gap=options.rel_gap, threads=options.threads,
                              log=options.log, seed=options.seed, backend_options=hopts)
     m.obj_run.deactivate()

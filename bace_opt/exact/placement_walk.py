@@ -12,7 +12,10 @@ binaries instead of 2 (K_j - 1) |E_j|.
 
 Speed-ups (models/placement.md section 9b): count cuts for the fixed count (P1.41, added by ``prepare_level``),
 proportional and identical jobs ordered (P1.42, P1.43), class-capacity rows (P1.44), and ``LEVEL3_BY_COST``:
-the level driver proves level 3 by cost minimization under a shorter run-time cut (P1.45).
+the level driver proves level 3 by cost minimization under a shorter run-time cut (P1.45).  Tighter rows
+(section 9c, each behind a module switch, all on): region-count covers (P1.46), whole-job indicators y (P1.47),
+open and oriented trails (P1.48, P1.49), pair cut-sets of the connectivity (P1.50), and the cost product on one
+price-rate column per job (P1.37').
 
 Notation (code name: symbol of models/placement.md):
     x[j]        x_j        job j starts at t0
@@ -26,6 +29,8 @@ Notation (code name: symbol of models/placement.md):
     sig[j,v]    sigma_jv   supply of that flow at node v (only at the start)
     q[j,e,d]    q_jed      Pi_j * F_jed: price-weighted GPU rate times arc use (USD/s)
     v[j,e]      v_je       bandwidth j reserves on link e (only with > 1 speed class)
+    y[j,r]      y_jr       all S_j stages of j are in r (only where cap_jr = S_j; P1.47)
+    P[j]        P_j        Pi_j = sum_r pi_jr n_jr, the job's price rate (P1.37')
 """
 from __future__ import annotations
 
@@ -42,6 +47,17 @@ log = logging.getLogger(__name__)
 
 #: the level driver proves level 3 by cost minimization under a shorter run-time cut (P1.45)
 LEVEL3_BY_COST = True
+#: region-count covers (P1.46) and whole-job indicators (P1.47) are built (switches for measurement)
+REGION_COVERS = True
+WHOLE_JOBS = True
+#: open trails: a job held by several regions starts and ends in different regions (P1.48; needs WHOLE_JOBS)
+OPEN_TRAILS = True
+#: ... and oriented from the lower region index to the higher, cumulatively (P1.49, needs OPEN_TRAILS)
+ORIENTED_TRAILS = True
+#: pair cut-sets of the trail's connectivity (P1.50)
+PAIR_CUTS = True
+#: the cost product rows with x_j and one price-rate variable per job (P1.37')
+PRICE_VAR = True
 
 
 def build_model(data: PlacementData) -> pyo.ConcreteModel:
@@ -85,8 +101,16 @@ def build_model(data: PlacementData) -> pyo.ConcreteModel:
     add_classes(m)
     add_trail(m)
     add_connectivity(m)
+    if PAIR_CUTS:
+        add_pair_cuts(m)
     add_capacity(m)
     add_class_capacity(m)
+    if REGION_COVERS:
+        add_region_covers(m)
+    if WHOLE_JOBS:
+        add_whole_jobs(m)
+    if OPEN_TRAILS and WHOLE_JOBS:       # P1.48-P1.49 need y: a job held whole starts and ends in one region
+        add_open_trails(m)
     add_cost_linearization(m)
     add_symmetry_breaking(m)
     add_objectives(m)
@@ -186,6 +210,32 @@ def add_connectivity(m):
     m.con_connect_arc = pyo.Constraint(m.JED, rule=lambda m, j, e, dd: m.z[j, e, dd] <= (J[j].K - 1) * m.F[j, e, dd])
 
 
+def add_pair_cuts(m):
+    """P1.50 cut-sets of two regions W = {a, b} of R_j (P1.35 is their flow form; these rows are what the LP
+    misses when the trail's fraction circles inside W): every used region other than the start is reached from
+    the start along the trail, so an arc enters W unless the start is in W:
+    sum_{arcs into W from outside} F >= u_jr - p_ja - p_jb (r in W); and the trail goes on from every used region
+    other than the end to the end, so sum_{arcs out of W} F >= u_jr - t_ja - t_jb."""
+    J = m.data.jobs
+    arcs = _arcs(m)
+    inst = m.data.inst
+    rows = [(d.j, a, b, r, io) for d in J if d.K > 2 for i, a in enumerate(d.regions) for b in d.regions[i + 1:]
+            for r in (a, b) for io in (0, 1)]
+
+    def rule(m, j, a, b, r, io):
+        W = (a, b)
+        oa, ia = arcs[j]
+        if io == 0:   # arcs into W from outside
+            cross = [(e, dd) for v in W for e, dd in ia[v] if _ends(inst, e, dd)[0] not in W]
+            end = m.p
+        else:
+            cross = [(e, dd) for v in W for e, dd in oa[v] if _ends(inst, e, dd)[1] not in W]
+            end = m.t
+        return sum(m.F[j, e, dd] for e, dd in cross) >= m.u[j, r] - end[j, a] - end[j, b]
+    m.PAIR_ROWS = pyo.Set(initialize=rows, dimen=5, ordered=True)
+    m.con_pair_cut = pyo.Constraint(m.PAIR_ROWS, rule=rule)
+
+
 def add_capacity(m):
     """P1.13 GPUs; P1.36 bandwidth sum_j b_j U_je <= free_e (one class), or with several classes
     v_je >= b_jc (U_je - 2 (1 - s_jc)) and sum_j v_je <= free_e."""
@@ -244,11 +294,135 @@ def add_class_capacity(m):
                                       <= rows[i][1])
 
 
-def add_cost_linearization(m):
-    """P1.37 q_jed = Pi_j F_jed exactly (F binary): q >= Pi_j - Pi_max_j (1 - F), q >= Pi_min_j F, q >= 0."""
+def regions_needed(caps: list[int], stages: int) -> int:
+    """The fewest regions whose caps (largest first) hold ``stages`` stages (0 for none; len + 1 if all do not)."""
+    k, tot = 0, 0
+    for c in sorted(caps, reverse=True):
+        if tot >= stages:
+            break
+        tot, k = tot + c, k + 1
+    return k if tot >= stages else len(caps) + 1
+
+
+def region_cover_rows(d) -> list[tuple[int | None, list[int], int]]:
+    """P1.46 for job ``d``: (r, others, k) meaning sum_{r' in others} u_jr' >= k u_jr (r None: the whole job,
+    sum_r u_jr >= k x_j).  Only rows with k >= 1 (r given) or k >= 2 (r None) are informative."""
+    rows = []
+    k = regions_needed([d.cap[r] for r in d.regions], d.S)
+    if k >= 2:
+        rows.append((None, list(d.regions), k))
+    for r in d.regions:
+        if d.cap[r] >= d.S:
+            continue
+        others = [q for q in d.regions if q != r]
+        k = regions_needed([d.cap[q] for q in others], d.S - d.cap[r])
+        rows.append((r, others, k))
+    return rows
+
+
+def add_region_covers(m):
+    """P1.46 region-count covers: a job needs at least k_j regions, k_j the fewest whose caps hold S_j (largest
+    caps first): sum_r u_jr >= k_j x_j; and a job that uses r with cap_jr < S_j places the other >= S_j - cap_jr
+    stages in at least k_jr other regions: sum_{r' != r} u_jr' >= k_jr u_jr.  Both hold for every integral point
+    (P1.5, P1.6); the LP relaxation, where u_jr may be as small as n_jr / cap_jr, misses them."""
     J = m.data.jobs
+    rows = [(d.j, r, others, k) for d in J if d.K > 1 for r, others, k in region_cover_rows(d)]
+    m.COVER_ROWS = pyo.Set(initialize=range(len(rows)), ordered=True)
+
+    def rule(m, i):
+        j, r, others, k = rows[i]
+        lhs = sum(m.u[j, q] for q in others)
+        return lhs >= k * (m.x[j] if r is None else m.u[j, r])
+    m.con_region_cover = pyo.Constraint(m.COVER_ROWS, rule=rule)
+
+
+def add_whole_jobs(m):
+    """P1.47 whole-job indicators y_jr (binary, for regions that can hold all of j: cap_jr = S_j): y_jr = 1 iff
+    all S_j stages of j are in r.  Rows: n_jr <= S_j y_jr + min(cap_jr, S_j - 1)(u_jr - y_jr), n_jr >= S_j y_jr
+    (so y is exactly that indicator at integral points); a job not held whole by one region uses >= 2 regions,
+    hence its trail has >= 1 arc: sum_e U_je >= x_j - sum_r y_jr; and per region the binary knapsack
+    sum_j G_j y_jr <= F_r (implied by P1.13), on which the solver separates cover cuts."""
+    data = m.data
+    J = data.jobs
+    JRY = [(d.j, r) for d in J if d.K > 1 for r in d.regions if d.cap[r] >= d.S]
+    m.JRY = pyo.Set(initialize=JRY, dimen=2, ordered=True)
+    m.y = pyo.Var(m.JRY, domain=pyo.Binary)
+    m.con_whole_upper = pyo.Constraint(m.JRY, rule=lambda m, j, r: stages_in(m, J[j], r) <= J[j].S * m.y[j, r]
+                                       + min(J[j].cap[r], J[j].S - 1) * (m.u[j, r] - m.y[j, r]))
+    m.con_whole_lower = pyo.Constraint(m.JRY, rule=lambda m, j, r: stages_in(m, J[j], r) >= J[j].S * m.y[j, r])
+    walk = [d.j for d in J if d.K > 1]
+    m.con_whole_split = pyo.Constraint(walk, rule=lambda m, j: sum(_U(m, j, e) for e in J[j].links)
+                                       >= m.x[j] - sum(m.y[j, r] for r in J[j].regions if (j, r) in m.y))
+    R = sorted({r for (_, r) in JRY})
+    m.con_whole_gpus = pyo.Constraint(R, rule=lambda m, r: sum(J[j].job.gpus * m.y[j, rr] for (j, rr) in JRY if rr == r)
+                                      <= data.free_gpus[data.region_names[r]])
+
+
+def add_open_trails(m):
+    """P1.48 a trail of a job held by several regions does not return to its start: p_jr + t_jr <= u_jr + y_jr
+    (y_jr the whole-job indicator of P1.47, 0 where r cannot hold all of j or P1.47 is off).  Valid for some
+    optimum of every level: in a trail that ends where it started, the part after the last first visit of a
+    used region (non-empty, it returns to the start) carries no hop of the decoded chain (section 9); dropping
+    its arcs keeps the chain, stages and classes and lowers link use, latency and egress, so cost and run time
+    do not grow, and the new end (the last region first visited) differs from the start.  A job held whole by
+    one region has p = t = r and y_jr = 1."""
+    J = m.data.jobs
+    JR = [(d.j, r) for d in J if d.K > 1 for r in d.regions]
+    has_y = hasattr(m, "y")
+    m.con_open_trail = pyo.Constraint(JR, rule=lambda m, j, r: m.p[j, r] + m.t[j, r] <= m.u[j, r] + _y(m, j, r))
+    if ORIENTED_TRAILS:
+        add_oriented_trails(m)
+
+
+def _y(m, j, r):
+    """y_jr (P1.47) where it exists, else 0 (r cannot hold all of j, or P1.47 is off)."""
+    return m.y[j, r] if hasattr(m, "y") and (j, r) in m.y else 0
+
+
+def add_oriented_trails(m):
+    """P1.49 (with P1.48) the start has a lower region index than the end unless one region holds the whole job,
+    cumulatively: for every region k of j, sum_{r <= k} t_jr <= sum_{r < k} p_jr + sum_{r <= k} y_jr and
+    sum_{r >= k} p_jr <= sum_{r > k} t_jr + sum_{r >= k} y_jr.  Valid for some optimum of every level: take
+    one that meets P1.48 (start != end for a job in several regions) and reverse the trails with start index >
+    end index (same links, regions, stages: same cost, run time and resource use; P1.42-P1.43 do not depend on
+    the orientation).  At an integral point the end index t* and start index p* satisfy p* < t* (or p* = t* with
+    y = 1), which is what both rows say.  P1.38 is their aggregate; these rows keep the LP from mixing the two
+    orientations of one trail, which halves the cost product P1.37 on each direction."""
+    J = m.data.jobs
+    rows = [(d.j, k) for d in J if d.K > 1 for k in d.regions]
+
+    def end_rule(m, j, k):
+        R = J[j].regions
+        return sum(m.t[j, r] for r in R if r <= k) <= sum(m.p[j, r] for r in R if r < k) \
+            + sum(_y(m, j, r) for r in R if r <= k)
+
+    def start_rule(m, j, k):
+        R = J[j].regions
+        return sum(m.p[j, r] for r in R if r >= k) <= sum(m.t[j, r] for r in R if r > k) \
+            + sum(_y(m, j, r) for r in R if r >= k)
+    m.con_orient_end = pyo.Constraint(rows, rule=end_rule)
+    m.con_orient_start = pyo.Constraint(rows, rule=start_rule)
+
+
+def add_cost_linearization(m):
+    """P1.37 / P1.37' q_jed = Pi_j F_jed exactly (F binary): q >= Pi_j - Pi_max_j (x_j - F), q >= Pi_min_j F, q >= 0
+    (x_j for 1 is valid because F <= x_j and Pi_j = 0 when j does not start; it is tighter for fractional x_j).
+    With ``PRICE_VAR`` (P1.37'): x_j in place of 1, and Pi_j one variable P_j per job (P_j = sum_r pi_r n_jr)
+    instead of the sum repeated in every row; without it, P1.37 as in section 9."""
+    J = m.data.jobs
+    if PRICE_VAR:
+        walk = [d.j for d in J if d.K > 1]
+        m.P = pyo.Var(walk, bounds=lambda _, j: (0, J[j].pi_max))
+        m.con_price_rate = pyo.Constraint(walk, rule=lambda m, j: m.P[j] == price_rate(m, J[j]))
+
+        def rate(m, j):
+            return m.P[j]
+    else:
+        def rate(m, j):
+            return price_rate(m, J[j])
     m.con_cost_product = pyo.Constraint(m.JED, rule=lambda m, j, e, dd:
-                                        m.q[j, e, dd] >= price_rate(m, J[j]) - J[j].pi_max * (1 - m.F[j, e, dd]))
+                                        m.q[j, e, dd] >= rate(m, j) - J[j].pi_max * ((m.x[j] if PRICE_VAR else 1)
+                                                                                     - m.F[j, e, dd]))
     m.con_cost_product_min = pyo.Constraint(m.JED, rule=lambda m, j, e, dd:
                                             m.q[j, e, dd] >= J[j].pi_min * m.F[j, e, dd])
 
@@ -445,9 +619,13 @@ def load_solution_into_pyomo(m, sol: Solution) -> bool:
             m.u[j, r].set_value(1)
             m.n[j, r, cls].set_value(nr)
             pi += d.pi[r] * nr
+            if (j, r) in getattr(m, "y", {}) and nr == d.S:
+                m.y[j, r].set_value(1)      # P1.47: held whole by r
         if d.K == 1:
             continue
         m.p[j, chain[0]].set_value(1)
+        if hasattr(m, "P"):
+            m.P[j].set_value(pi)
         m.t[j, chain[-1]].set_value(1)
         m.sig[j, chain[0]].set_value(len(chain) - 1)
         for (jj, k, e, dd), val in sol.f.items():
