@@ -82,12 +82,15 @@ def test_never_fewer_jobs_than_bace_pipe_and_never_below_the_proven_optimum(seed
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), n_regions=st.integers(2, 4))
 def test_one_job_placement_matches_the_exact_optimum_on_metric_latencies(seed, n_regions):
-    """With one job and latencies that obey the triangle inequality (so no multi-link route beats a direct
-    link), the enumeration over every chain is exact: its cost equals the proven P1 optimum."""
+    """With one job, latencies that obey the triangle inequality and every link able to carry the job (so no
+    multi-link route beats a direct link), the enumeration over every chain is exact: its cost equals the
+    proven P1 optimum.  (With a direct link below the job's demand, the optimum may detour through a third
+    region, which price-pack's chains over direct links do not consider: hypothesis found seed 224.)"""
     base = random_instance(seed=seed, n_regions=n_regions, n_jobs=1, max_gpus_per_region=4, max_stages=4)
     d = base.to_dict()
     for l in d["links"]:
         l["latency_ms"] = 10.0                       # equal latencies: metric
+        l["bandwidth_gbps"] = 1000.0                 # every direct link carries the job
     inst = Instance.from_dict(d)
     plan = PricePack(max_regions=n_regions).place(inst.jobs[0], ClusterState.empty(inst))
     opt, _ = solve_p1(inst, time_limit_s=30)
