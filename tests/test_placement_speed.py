@@ -83,13 +83,18 @@ def test_count_cuts_force_the_only_sets_that_fit():
 
 # ---------------------------------------------------------------------- P1.42 / P1.43 proportional jobs
 
-def test_proportional_jobs_take_placements_in_order_and_optimum_is_unchanged():
-    # two cheap single-region slots (A, B) and an expensive one (C); jobs p, q, r differ only in iterations:
-    # the job with the most iterations must get the cheapest placement
+def _proportional_instance():
+    """Two cheap single-region slots (A, B) and an expensive one (C); jobs p, q, r differ only in iterations."""
     base = make([("A", 2, 0.10), ("B", 2, 0.15), ("C", 2, 0.40)],
                 [("A", "B", 10, 5), ("B", "C", 10, 5), ("A", "C", 10, 5)],
                 [("p", 2, 25.0), ("q", 2, 25.0), ("r", 2, 25.0)])
-    inst = _with_iterations(base, {"p": 300, "q": 100, "r": 200})
+    return _with_iterations(base, {"p": 300, "q": 100, "r": 200})
+
+
+def test_proportional_jobs_take_placements_in_order_and_optimum_is_unchanged():
+    # two cheap single-region slots (A, B) and an expensive one (C); jobs p, q, r differ only in iterations:
+    # the job with the most iterations must get the cheapest placement
+    inst = _proportional_instance()
     pd = PlacementData(inst)
     assert proportional_groups(pd) == [[1, 2, 0]]        # sorted by iterations: q, r, p
     n_bf, cost_bf, run_bf = brute_force(inst)
@@ -103,10 +108,7 @@ def test_proportional_jobs_take_placements_in_order_and_optimum_is_unchanged():
 
 
 def test_start_reordering_keeps_the_start_feasible_and_no_dearer():
-    base = make([("A", 2, 0.10), ("B", 2, 0.15), ("C", 2, 0.40)],
-                [("A", "B", 10, 5), ("B", "C", 10, 5), ("A", "C", 10, 5)],
-                [("p", 2, 25.0), ("q", 2, 25.0), ("r", 2, 25.0)])
-    inst = _with_iterations(base, {"p": 300, "q": 100, "r": 200})
+    inst = _proportional_instance()
     pd = PlacementData(inst)
     # the worst start: p (most iterations) in the dearest region, q in the cheapest, r not started
     x = {0: 1.0, 1: 1.0, 2: 0.0}

@@ -51,7 +51,6 @@ the job alone".
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
