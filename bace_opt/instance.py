@@ -281,14 +281,24 @@ class Instance:
     def _route_cache(self) -> dict:
         return {}
 
+    @cached_property
+    def _route_obj_cache(self) -> dict:
+        return {}
+
     def route(self, regions) -> Route:
-        """The Route object for an explicit list of regions (assumed a valid path)."""
+        """The Route object for an explicit list of regions (assumed a valid path; a KeyError otherwise).
+        Kept per instance (a ``Route`` is frozen and the instance's links are fixed): the evaluator asks it for
+        every hop of every plan, twice."""
         regions = tuple(regions)
-        idx = tuple(self.link_index[(u, v)] for u, v in zip(regions, regions[1:]))
-        links = [self.links[i] for i in idx]
-        return Route(regions, idx, sum(l.latency_ms for l in links),
-                     min((l.bandwidth_gbps for l in links), default=math.inf),
-                     sum(l.egress_usd_per_gb for l in links))
+        cache = self._route_obj_cache
+        r = cache.get(regions)
+        if r is None:
+            idx = tuple(self.link_index[(u, v)] for u, v in zip(regions, regions[1:]))
+            links = [self.links[i] for i in idx]
+            r = cache[regions] = Route(regions, idx, sum(l.latency_ms for l in links),
+                                       min((l.bandwidth_gbps for l in links), default=math.inf),
+                                       sum(l.egress_usd_per_gb for l in links))
+        return r
 
     def routes(self, src: str, dst: str, k: int | None = 4) -> list[Route]:
         """The k lowest-latency simple paths from src to dst (all simple paths when k is None), in order of
