@@ -236,6 +236,7 @@ def grow(T: _Tables, J: _JobTables, seed: int, hosts: dict, price: list, caps: d
     inch = {seed}
     opts_taken = []
     used: dict[int, float] = {}
+    used_keys = used.keys()
     tail = seed
     while True:
         best_r = -1
@@ -255,14 +256,17 @@ def grow(T: _Tables, J: _JobTables, seed: int, hosts: dict, price: list, caps: d
                 hc = hop_caps(T, caps, bw, tail, r)
             opt = None
             if used:
+                # the chain's own use only lowers a bottleneck (bw - u <= bw in IEEE arithmetic for u >= 0), so
+                # an option whose bottleneck is below b2 fails either way
                 for cap, links, o in hc:
-                    for k in links:
-                        if k in used:
-                            cap = min([bw[k] - used.get(k, 0.0) for k in links])
-                            break
-                    if cap >= b2:
-                        opt = o
-                        break
+                    if cap < b2:
+                        continue
+                    if not used_keys.isdisjoint(links):
+                        cap = min([bw[k] - used.get(k, 0.0) for k in links])
+                        if cap < b2:
+                            continue
+                    opt = o
+                    break
             else:
                 for cap, links, o in hc:
                     if cap >= b2:

@@ -196,6 +196,15 @@ class _Band:
         self.lo = self.hi = 0
 
 
+def _link_ends(inst) -> list[tuple[int, int]]:
+    """Each link's end regions as ``region_index`` integers (kept on the instance)."""
+    v = inst.__dict__.get("_queue_link_ends")
+    if v is None:
+        ri = inst.region_index
+        v = inst.__dict__["_queue_link_ends"] = [(ri[l.a], ri[l.b]) for l in inst.links]
+    return v
+
+
 class _Table:
     """A bucket's waiting jobs as numpy columns (compute time, reference demand, b_min, arrival, instance index),
     one row per job in a slot reused after the job leaves, so that adding and removing a job is O(1) and a
@@ -612,21 +621,25 @@ class QueueSession:
         holds S stages (``bace_pipe._one_component_holds``).  Adding the links in descending residual (Kruskal)
         gives (M, x): with the links of residual >= x[k], some component holds M[k] stages (M increasing)."""
         inst, free, bw, g = state.inst, state._free, state._bw, grp.g
-        tot = {r: free[r] // g for r in grp.regions if free[r] >= g}
+        ri = inst.region_index
+        tot = {ri[r]: free[r] // g for r in grp.regions if free[r] >= g}
         M = max(tot.values(), default=0)
         Ms, xs = [M], [math.inf]
-        parent: dict[str, str] = {}
-
-        def find(x):
-            while x in parent:
-                x = parent[x]
-            return x
-        links = inst.links
+        # the callers ask stage counts of the group's buckets only: once a component holds the largest (or
+        # every slot), later links change no answer
+        enough = min(grp.keys[-1] if grp.keys else 0, sum(tot.values()))
+        if M >= enough:
+            return Ms, xs
+        parent = list(range(len(ri)))
+        ab = _link_ends(inst)
         for k in sorted(range(len(bw)), key=bw.__getitem__, reverse=True):
             if bw[k] <= 0.0:
                 break
-            l = links[k]
-            a, c = find(l.a), find(l.b)
+            a, c = ab[k]
+            while parent[a] != a:
+                a = parent[a]
+            while parent[c] != c:
+                c = parent[c]
             if a != c:
                 parent[a] = c
                 n = tot[c] = tot.get(c, 0) + tot.pop(a, 0)
@@ -634,6 +647,8 @@ class QueueSession:
                     M = n
                     Ms.append(M)
                     xs.append(bw[k])
+                    if M >= enough:
+                        break
         return Ms, xs
 
     def _bmin_prefix(self, b: _Bucket, S: int, steps) -> list[str]:
