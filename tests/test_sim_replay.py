@@ -278,10 +278,18 @@ def test_uncapped_interval_end_is_exact(case):
                                st.sampled_from([0.1, 1.0, 5.0]), st.sampled_from([0.0, 1.0, 1.0, 3.0])),
                      min_size=1, max_size=30),
        alpha=st.sampled_from([None, 0.0, 0.3, 1.0, 0.7777]), cap=st.sampled_from([None, 1.0, 5.0]),
-       removed=st.sets(st.integers(0, 29)), after_at=st.one_of(st.none(), st.integers(0, 29)))
-def test_stream_yields_the_sorted_decision_order(rows, alpha, cap, removed, after_at):
-    # a bucket's stream (vectorized keys, minimum then sort, slots reused after removals) yields exactly the
-    # candidates sorted by (key, arrival, index), the key computed one job at a time as bace_pipe.priorities does
+       removed=st.sets(st.integers(0, 29)), after_at=st.one_of(st.none(), st.integers(0, 29)),
+       later=st.lists(st.one_of(st.integers(0, 29),
+                                st.tuples(st.sampled_from([1.0, 2.5, 3.0, 7.25, 1e4]),
+                                          st.sampled_from([0.5, 0.5, 2.0, 9.0]),
+                                          st.sampled_from([0.1, 1.0, 5.0]), st.sampled_from([0.0, 1.0, 3.0]))),
+                      max_size=8),
+       same_key=st.booleans())
+def test_stream_yields_the_sorted_decision_order(rows, alpha, cap, removed, after_at, later, same_key):
+    # a bucket's stream (vectorized keys, minimum then sort, rows moved on removals, the key's terms kept in
+    # the table while the normalization stays) yields exactly the candidates sorted by (key, arrival, index),
+    # the key computed one job at a time as bace_pipe.priorities does; then again after more jobs come and go,
+    # under the same normalization (terms kept) or another (terms recomputed)
     b, grp = Q._Bucket(), Q._Group(("g",), 1, ())
     names = [f"j{i}" for i in range(len(rows))]
     for n, (c, d, bmin, arr) in zip(names, rows):
@@ -289,20 +297,37 @@ def test_stream_yields_the_sorted_decision_order(rows, alpha, cap, removed, afte
     for i in sorted(removed):
         if i < len(rows):
             b.table.remove(names[i])
-    for i in sorted(removed)[:3]:       # slots reused out of order
+    for i in sorted(removed)[:3]:       # back, out of order
         if i < len(rows):
             b.table.add(names[i], rows[i][:4] + (i,))
-    live = [i for i in range(len(rows)) if names[i] in b.table.slot]
-    cs, ds = [rows[i][0] for i in live], [rows[i][1] for i in live]
-    key = Q._Key() if alpha is None else Q._Key(alpha, min(cs), max(cs), min(ds), max(ds))
-    want = sorted((key(rows[i][0], rows[i][1]), rows[i][3], i, names[i]) for i in live
-                  if cap is None or rows[i][2] <= cap)
-    after = None
-    if after_at is not None and want:
-        after = want[after_at % len(want)][:3]
-        want = [w for w in want if w[:3] > after]
-    s = Q._Stream(grp, b, 1, cap, key, after)
-    got = []
-    while (x := s.pop()) is not None:
-        got.append(x)
-    assert got == want
+
+    def check(key, after_at):
+        live = [i for i in range(len(rows)) if names[i] in b.table.slot]
+        want = sorted((key(rows[i][0], rows[i][1]), rows[i][3], i, names[i]) for i in live
+                      if cap is None or rows[i][2] <= cap)
+        after = None
+        if after_at is not None and want:
+            after = want[after_at % len(want)][:3]
+            want = [w for w in want if w[:3] > after]
+        s = Q._Stream(grp, b, 1, cap, key, after)
+        got = []
+        while (x := s.pop()) is not None:
+            got.append(x)
+        assert got == want
+
+    def make_key():
+        live = [i for i in range(len(rows)) if names[i] in b.table.slot] or [0]
+        cs, ds = [rows[i][0] for i in live], [rows[i][1] for i in live]
+        return Q._Key() if alpha is None else Q._Key(alpha, min(cs), max(cs), min(ds), max(ds))
+    key = make_key()
+    check(key, after_at)
+    rows, names = list(rows), list(names)
+    for x in later:         # a job leaves (an index) or a new one comes (a row)
+        if isinstance(x, int):
+            if x < len(rows) and names[x] in b.table.slot:
+                b.table.remove(names[x])
+        else:
+            names.append(f"j{len(rows)}")
+            b.table.add(names[-1], x + (len(rows),))
+            rows.append(x)
+    check(key if same_key else make_key(), None)

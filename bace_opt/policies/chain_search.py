@@ -218,7 +218,8 @@ def hop_caps(T: _Tables, caps: dict, bw: list, a: int, b: int) -> tuple:
     key = a * T.n + b
     v = caps.get(key)
     if v is None:
-        v = caps[key] = tuple((min([bw[k] for k in opt[0]]), opt[0], opt) for opt in T.hop_options(a, b))
+        get = bw.__getitem__
+        v = caps[key] = tuple([(min(map(get, opt[0])), opt[0], opt) for opt in T.hop_options(a, b)])
     return v
 
 

@@ -207,48 +207,57 @@ def _link_ends(inst) -> list[tuple[int, int]]:
 
 class _Table:
     """A bucket's waiting jobs as numpy columns (compute time, reference demand, b_min, arrival, instance index),
-    one row per job in a slot reused after the job leaves, so that adding and removing a job is O(1) and a
-    decision orders a bucket with a few vectorized operations (``_Stream``)."""
+    rows [0, hw) one per job (a job that leaves is replaced by the last row), so that adding and removing a job
+    is O(1) and a decision orders a bucket with a few vectorized operations (``_Stream``).  ``ni``/``nd``: each
+    row's 1 - i and 1 - d of the priority key under the normalization ``norm`` (``_Key.norm``; None: not
+    computed), kept as rows come while the normalization stays."""
 
-    __slots__ = ("x", "valid", "names", "slot", "free", "hw")
+    __slots__ = ("x", "names", "slot", "hw", "ni", "nd", "norm")
 
     def __init__(self):
         self.x = np.zeros((8, 5))
-        self.valid = np.zeros(8, dtype=bool)
+        self.ni = np.zeros(8)
+        self.nd = np.zeros(8)
+        self.norm = None
         self.names: list[str | None] = [None] * 8
         self.slot: dict[str, int] = {}
-        self.free: list[int] = []
-        self.hw = 0             # slots in use are below it
+        self.hw = 0             # rows in use are below it
 
     def add(self, name: str, row: tuple) -> None:
-        if self.free:
-            k = self.free.pop()
-        else:
-            k = self.hw
-            self.hw += 1
-            if k == len(self.valid):
-                self.x = np.concatenate([self.x, np.zeros_like(self.x)])
-                self.valid = np.concatenate([self.valid, np.zeros_like(self.valid)])
-                self.names.extend([None] * k)
+        k = self.hw
+        self.hw += 1
+        if k == len(self.ni):
+            self.x = np.concatenate([self.x, np.zeros_like(self.x)])
+            self.ni = np.concatenate([self.ni, np.zeros_like(self.ni)])
+            self.nd = np.concatenate([self.nd, np.zeros_like(self.nd)])
+            self.names.extend([None] * k)
         self.x[k] = row
-        self.valid[k] = True
         self.names[k] = name
         self.slot[name] = k
+        if self.norm is not None:
+            self.ni[k], self.nd[k] = _Key.terms(self.norm, row[0], row[1])
 
     def remove(self, name: str) -> None:
         k = self.slot.pop(name)
-        self.valid[k] = False
-        self.x[k] = 0.0         # (a free slot's key is computed and masked: keep it finite)
-        self.names[k] = None
-        self.free.append(k)
+        last = self.hw - 1
+        if k != last:
+            self.x[k] = self.x[last]
+            self.ni[k] = self.ni[last]
+            self.nd[k] = self.nd[last]
+            moved = self.names[k] = self.names[last]
+            self.slot[moved] = k
+        self.x[last] = 0.0
+        self.names[last] = None
+        self.hw = last
 
 
 class _Key:
     """The priority key of ``bace_pipe.priorities`` for one decision, with the same float expressions, on one
-    job (``__call__``) or on numpy columns (``many``: elementwise IEEE operations in the same order, so every
-    value is equal).  ``None`` weights: arrival order (key 0.0)."""
+    job (``__call__``) or on a bucket's table (``many``: elementwise IEEE operations in the same order, so every
+    value is equal; the terms 1 - i and 1 - d kept in the table while the normalization stays).  ``None``
+    weights: arrival order (key 0.0)."""
 
-    __slots__ = ("alpha", "clo", "cspan", "dlo", "dspan", "cflat", "dflat", "fifo")
+    __slots__ = ("alpha", "clo", "cspan", "dlo", "dspan", "cflat", "dflat", "fifo", "norm")
 
     def __init__(self, alpha=None, clo=0.0, chi=0.0, dlo=0.0, dhi=0.0):
         self.fifo = alpha is None
@@ -256,6 +265,15 @@ class _Key:
         self.cflat = chi - clo <= 1e-12 * max(abs(chi), 1.0)
         self.dflat = dhi - dlo <= 1e-12 * max(abs(dhi), 1.0)
         self.cspan, self.dspan = chi - clo, dhi - dlo
+        self.norm = (self.clo, self.cspan, self.cflat, self.dlo, self.dspan, self.dflat)
+
+    @staticmethod
+    def terms(norm: tuple, c: float, d: float) -> tuple[float, float]:
+        """(1 - i, 1 - d) of one job under ``norm``."""
+        clo, cspan, cflat, dlo, dspan, dflat = norm
+        i = 0.0 if cflat else (c - clo) / cspan
+        dd = 0.0 if dflat else (d - dlo) / dspan
+        return 1.0 - i, 1.0 - dd
 
     def __call__(self, c: float, d: float) -> float:
         if self.fifo:
@@ -265,13 +283,20 @@ class _Key:
         dd = 0.0 if self.dflat else (d - self.dlo) / self.dspan
         return -((1.0 - alpha) * (1.0 - i) + alpha * (1.0 - dd))
 
-    def many(self, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+    def many(self, t: _Table) -> np.ndarray:
+        """The keys of the rows [0, hw) of table ``t`` (a new array)."""
+        n = t.hw
         if self.fifo:
-            return np.zeros(len(c))
+            return np.zeros(n)
+        if t.norm != self.norm:
+            x = t.x[:n]
+            i = np.zeros(n) if self.cflat else (x[:, 0] - self.clo) / self.cspan
+            dd = np.zeros(n) if self.dflat else (x[:, 1] - self.dlo) / self.dspan
+            t.ni[:n] = 1.0 - i
+            t.nd[:n] = 1.0 - dd
+            t.norm = self.norm
         alpha = self.alpha
-        i = np.zeros(len(c)) if self.cflat else (c - self.clo) / self.cspan
-        dd = np.zeros(len(d)) if self.dflat else (d - self.dlo) / self.dspan
-        return -((1.0 - alpha) * (1.0 - i) + alpha * (1.0 - dd))
+        return -((1.0 - alpha) * t.ni[:n] + alpha * t.nd[:n])
 
 
 class _Stream:
@@ -286,15 +311,17 @@ class _Stream:
         self.grp, self.b, self.S = grp, b, S
         t = b.table
         x = self.x = t.x[:t.hw]
-        k = key.many(x[:, 0], x[:, 1])
-        m = t.valid[:t.hw]
+        k = key.many(t)
+        m = None
         if cap is not None:
-            m = m & (x[:, 2] <= cap)
+            m = x[:, 2] <= cap
         if after is not None:
             ka, aa, ia = after
             a, i = x[:, 3], x[:, 4]
-            m = m & ((k > ka) | ((k == ka) & ((a > aa) | ((a == aa) & (i > ia)))))
-        k[~m] = math.inf        # keys are finite: inf marks the slots that are not candidates
+            ma = (k > ka) | ((k == ka) & ((a > aa) | ((a == aa) & (i > ia))))
+            m = ma if m is None else m & ma
+        if m is not None:
+            k[~m] = math.inf    # keys are finite: inf marks the rows that are not candidates
         self.k = k
         self.order = None
         self.pos = 0
