@@ -1,4 +1,5 @@
-"""The paper's baselines (system-model.md, "Baselines from the paper"): LCF, LDF, CR-LCF, CR-LDF, and FIFO.
+"""The paper's baselines (system-model.md, "Baselines from the paper"): LCF, LDF, CR-LCF, CR-LDF; and FIFO,
+our reference (BACE-Pipe's placement in arrival order), which is not one of the paper's four.
 
 All are FIFO (arrival order, ties by instance order).  Our reading of FIFO for a job that does not fit:
 strict head-of-line blocking (``hol="block"``, default: the round stops at the first job that does not fit,
