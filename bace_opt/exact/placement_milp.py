@@ -480,6 +480,12 @@ LEVEL3_ROUNDS = 5
 #: one exists: every integral node LP is one)
 #: the level-3 proof with HiGHS uses the level-2 limit as an objective cutoff instead of a row (P1.51)
 LEVEL3_CUTOFF = True
+#: the cutoff is the level-2 limit z2 (1 + LEVEL_TOL) times (1 + this); anything >= 0 is exact (a larger cutoff
+#: only admits more solutions, which the check below refuses); a negative value is wrong (tests plant it)
+LEVEL3_CUTOFF_SLACK = LEVEL_TOL
+#: a solution found under the cutoff but above the level-2 limit is refused (the row is restored); off only in
+#: the test that shows the check is needed
+LEVEL3_CUTOFF_CHECK = True
 
 LEVEL3_PROOF_HIGHS: dict = {"mip_heuristic_effort": 0.0, "mip_heuristic_run_rins": False,
                             "mip_heuristic_run_rens": False, "mip_heuristic_run_feasibility_jump": False,
@@ -523,14 +529,15 @@ def _level3_by_cost(m, fm, sol, solver: str, options: SolveOptions, t_start: flo
             run_opts = SolveOptions(time_limit_s=options.time_limit_s, rel_gap=options.rel_gap,
                                     threads=options.threads, log=options.log, seed=options.seed,
                                     backend_options={**hopts, "objective_bound": m.level2_limit
-                                                     + LEVEL_TOL * max(abs(m.level2_limit), 1e-9)})
+                                                     + LEVEL3_CUTOFF_SLACK * max(abs(m.level2_limit), 1e-9)})
         res = _run_backend(m, solver, run_opts, False, remaining_s(options, t_start))
         if hasattr(m, "con_level2"):
             m.con_level2.activate()
         solve_s += res.solve_s
         nodes += res.nodes or 0
         m.del_component(m.con_level3_cut)
-        if cutoff and res.has_solution and pyo.value(m.obj_cost.expr) > m.level2_limit * (1 + 1e-12) + 1e-12:
+        if cutoff and LEVEL3_CUTOFF_CHECK and res.has_solution and \
+                pyo.value(m.obj_cost.expr) > m.level2_limit + 1e-12 * max(abs(m.level2_limit), 1.0):
             log.info("P1 level 3: a solution above the level-2 row under the cutoff; the row is restored")
             cutoff = False
             continue
