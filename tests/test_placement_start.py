@@ -92,6 +92,7 @@ def _proof(monkeypatch, inst, plans, slack=None, check=True):
     m.con_level2 = pyo.Constraint(expr=m.obj_cost.expr <= m.level2_limit)
     m.obj_count.deactivate()
     res, _ = M._level3_by_cost(m, W, sol, "highs", OPT, time.perf_counter())
+    _proof.message = res.message
     return res.termination.value, res.objective
 
 
@@ -118,21 +119,35 @@ def test_planted_low_cutoff_certifies_a_wrong_level3(monkeypatch):
     assert term == "optimal" and run > brute_force(ZERO)[2] * (1 + 1e-6)
 
 
-#: one job of 2 stages over three 1-GPU regions: A-B (cheap, 40 ms) is the cost optimum; B-C and A-C (5 ms) run
-#: shorter but cost 39 % more, so they lie under a cutoff of 2 z2 and above the level-2 row
+#: one job of 2 stages over three 1-GPU regions: A-B (cheap, direct 40 ms; via C 55 ms) is the cost optimum (run
+#: 98 s); B-C (5 ms) runs shorter (91 s) but costs 39 % more, so it lies under a cutoff of 2 z2 and above the
+#: level-2 row
 PRICED = make([("A", 1, 0.10), ("B", 1, 0.10), ("C", 1, 0.20)],
-              [("A", "B", 10, 40), ("B", "C", 10, 5), ("A", "C", 10, 5)],
+              [("A", "B", 10, 40), ("B", "C", 10, 5), ("A", "C", 10, 50)],
               [("k", 2, 25.0)])
 CHEAP = [JobPlan("k", "done", 0.0, (Block("A", 1), Block("B", 1)), (Hop(("A", "B"), 1.0),))]
 
 
 def test_high_cutoff_does_not_let_a_dearer_faster_solution_in(monkeypatch):
-    """With the cutoff far above the level-2 limit the proof finds a dearer, faster placement under it; the
-    driver refuses it (restores the row) and proves the cheap placement's run time; without that check
-    (planted) it returns the dearer placement's run time, which the brute force refutes."""
+    """With the cutoff far above the level-2 limit the proof meets the dearer, faster placement under it.  The
+    driver must not take it: either the search ended on it (then it proves that nothing at or below the limit
+    runs shorter, P1.51 (c)) or it stopped at it (then the row is restored and the round repeated).  Without
+    that check (planted) it returns the dearer placement's run time, which the brute force refutes."""
     n_bf, cost_bf, run_bf = brute_force(PRICED)
     got, _ = _levels(PRICED)
     assert _matches_brute_force(PRICED, got)
     assert _proof(monkeypatch, PRICED, CHEAP, slack=1.0) == ("optimal", pytest.approx(run_bf, rel=1e-9))
+    assert "ended on a solution above" in _proof.message
+    real = M._run_backend
+
+    def stops_at_first(*a, **k):        # as HiGHS does on a larger model: it stops at the first solution found
+        res = real(*a, **k)
+        if res.has_solution and res.termination.value == "optimal":
+            res.termination = type(res.termination)("feasible")
+        return res
+    with monkeypatch.context() as mp:
+        mp.setattr(M, "_run_backend", stops_at_first)
+        assert _proof(mp, PRICED, CHEAP, slack=1.0) == ("optimal", pytest.approx(run_bf, rel=1e-9))
+        assert "1 refused" in _proof.message
     term, run = _proof(monkeypatch, PRICED, CHEAP, slack=1.0, check=False)
     assert run < run_bf * (1 - 1e-6)

@@ -520,7 +520,7 @@ def _level3_by_cost(m, fm, sol, solver: str, options: SolveOptions, t_start: flo
     # prunes nodes whose bound exceeds it and fixes columns by reduced cost against it, which a row does not
     # give); a solution found above the row's limit is not taken: the row comes back and the round is repeated
     cutoff = LEVEL3_CUTOFF and solver == "highs" and hasattr(m, "con_level2") and hasattr(m, "level2_limit")
-    improved = 0
+    improved, refused = 0, 0
     while improved < LEVEL3_ROUNDS:
         m.con_level3_cut = pyo.Constraint(expr=m.obj_run.expr <= t_inc - tol * max(abs(t_inc), 1e-9))
         run_opts = flip_opts
@@ -538,15 +538,27 @@ def _level3_by_cost(m, fm, sol, solver: str, options: SolveOptions, t_start: flo
         m.del_component(m.con_level3_cut)
         if cutoff and LEVEL3_CUTOFF_CHECK and res.has_solution and \
                 pyo.value(m.obj_cost.expr) > m.level2_limit + 1e-12 * max(abs(m.level2_limit), 1.0):
-            log.info("P1 level 3: a solution above the level-2 row under the cutoff; the row is restored")
-            cutoff = False
-            continue
+            v = pyo.value(m.obj_cost.expr)
+            if res.termination == Termination.OPTIMAL and \
+                    v - 2 * max(options.rel_gap * abs(v), 1e-9) > m.level2_limit:
+                # HiGHS keeps a solution above its objective bound as incumbent; the search ended with it, so every
+                # node was fathomed or pruned against min(cutoff, v - gap) > Z: no solution has C <= Z (P1.51 (c))
+                res = SolveResult(solver, Termination.INFEASIBLE, solve_s=res.solve_s, nodes=res.nodes,
+                                  message="proof ended on a solution above the level-2 limit")
+            else:
+                log.info("P1 level 3: a solution above the level-2 row under the cutoff; the row is restored")
+                refused += 1
+                cutoff = False
+                continue
         if res.termination == Termination.INFEASIBLE:
             log.info("P1 level 3: proven by cost minimization (no solution runs shorter than %.9g s)", t_inc)
             fm.load_solution_into_pyomo(m, sol)
             return SolveResult(solver, Termination.OPTIMAL, objective=t_inc, bound=t_inc * (1 - tol),
                                solve_s=solve_s, nodes=nodes,
-                               message="proven by cost minimization under a shorter run-time cut"), sol
+                               message="proven by cost minimization under a shorter run-time cut"
+                               + (f" (rounds: {improved} improving, {refused} refused above the level-2 limit;"
+                                  f" {res.message or 'infeasible'})" if LEVEL3_CUTOFF and solver == "highs" else "")
+                               ), sol
         if not res.has_solution:       # time limit or error: the incumbent stands, unproven
             fm.load_solution_into_pyomo(m, sol)
             return SolveResult(solver, Termination.FEASIBLE, objective=t_inc, bound=None, solve_s=solve_s,

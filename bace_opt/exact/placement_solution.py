@@ -222,6 +222,8 @@ def greedy_start(data: PlacementData) -> list[JobPlan]:
 COST_START = True
 #: its deterministic search budget (packings evaluated by PricePack's local search)
 COST_START_EVALS = 2000
+#: ... and the most regions it searches per job (PricePack.max_regions)
+COST_START_REGIONS = 5
 
 
 def price_pack_start(data: PlacementData) -> list[JobPlan] | None:
@@ -236,7 +238,7 @@ def price_pack_start(data: PlacementData) -> list[JobPlan] | None:
         inst = data.inst
         state = ClusterState(inst, data.t0, dict(data.free_gpus),
                              [data.free_gbps[e] for e in range(len(inst.links))])
-        return PricePack(max_evals=COST_START_EVALS).decide(data.t0, [d.job for d in data.jobs], state)
+        return PricePack(max_regions=COST_START_REGIONS, max_evals=COST_START_EVALS).decide(data.t0, [d.job for d in data.jobs], state)
     except Exception as e:      # a start is optional: never let the heuristic break an exact solve
         log.warning("P1: the price-pack start failed (%s: %s); greedy start only", type(e).__name__, e)
         return None
