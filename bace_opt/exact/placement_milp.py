@@ -498,7 +498,9 @@ def _level3_by_cost(m, fm, sol, solver: str, options: SolveOptions, t_start: flo
     (count and cost fixed, con_level1/con_level2) cut by T <= T_inc (1 - rel_gap).  Infeasible proves that
     no solution of level 3 runs shorter than T_inc (1 - rel_gap): T_inc is optimal within rel_gap.  A solution
     found instead is a better level-3 incumbent (taken after decoding, and the cut tightened); after
-    LEVEL3_ROUNDS of them the plain level-3 solve (min T) takes over for the time left.
+    LEVEL3_ROUNDS of them the plain level-3 solve (min T) takes over for the time left.  With HiGHS the level-2
+    row is replaced by an objective cutoff (P1.51, section 9d; ``LEVEL3_CUTOFF``): a solution found above the
+    row's limit is refused (the row comes back), or, if the search ended on it, read as the proof.
     Returns (SolveResult of level 3 with objective T and bound, decoded solution)."""
     tol = max(options.rel_gap, LEVEL_TOL)
     if fm.load_solution_into_pyomo(m, sol) is False:

@@ -2,7 +2,7 @@
 from ``JobPlan``s: the decoder (routes followed from the hop flows, cycles dropped; models/placement.md
 section 6), the encoder of a warm start (chains reversed for P1.20, proportional jobs reordered for
 P1.21/P1.42/P1.43), the greedy
-start and the choice of MIP start.
+start, the price-pack start and the choice of MIP start (models/placement.md section 9d).
 """
 from __future__ import annotations
 
