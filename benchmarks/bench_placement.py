@@ -12,7 +12,8 @@ Writes benchmarks/results/bench_placement.csv and .md.
 
     .venv/bin/python benchmarks/bench_placement.py --realistic [--variants highs:walk,highs:position]
 
-(variant highs:walk0 = the walk model without P1.46-P1.50, for before / after figures in one run)
+(variants highs:walk0 = the walk model without P1.46-P1.50 and highs:walkp1 = without the price-pack start
+and the level-3 cutoff P1.51, for before / after figures in one run; see WALK_VARIANTS)
 
 Realistic suite (issue 11): ``generate realistic`` with 8 AWS regions (28 measured links), mixed A100/H100
 (--gpu-types A100-80GB,H100-80GB), hourly prices, 16 jobs, seeds 1-3, built from ../shared/data in-process.
@@ -76,32 +77,43 @@ def realistic_main(args) -> int:
 
 #: the walk model's families P1.46-P1.50 (models/placement.md section 9c), off in the "walk0" variant
 WALK_CUTS = ("REGION_COVERS", "WHOLE_JOBS", "OPEN_TRAILS", "ORIENTED_TRAILS", "PAIR_CUTS", "PRICE_VAR")
+#: walk variants = the walk model with some of the later changes off, for before / after figures in one run:
+#: walk0 = before section 9c (no P1.46-P1.50, level-3 proof with heuristics, greedy start, level-2 row in the
+#: level-3 proof); walkp1 = as after the second round (section 9c on, greedy start, level-2 row in the level-3
+#: proof); walk = everything (section 9d: the price-pack start and the level-3 cutoff P1.51)
+WALK_VARIANTS = ("walk", "walk0", "walkp1")
 
 
 class _walk_cuts:
-    """Context: the walk model with (True) or without (False) the families P1.46-P1.50 and P1.37' and the
-    heuristics-off level-3 proof (variant walk0 = the walk model as before them, for before / after figures
-    in one run)."""
+    """Context: the walk model as in variant ``form`` (``WALK_VARIANTS``); any other form leaves everything on."""
 
-    def __init__(self, on: bool):
-        self.on = on
+    def __init__(self, form):
+        self.form = form if not isinstance(form, bool) else ("walk" if form else "walk0")
 
     def __enter__(self):
         from bace_opt.exact import placement_milp as M
+        from bace_opt.exact import placement_solution as S
         from bace_opt.exact import placement_walk as W
         self.saved = {k: getattr(W, k) for k in WALK_CUTS}
         self.l3 = M.LEVEL3_PROOF_HIGHS
+        self.l3cut, self.start = M.LEVEL3_CUTOFF, S.COST_START
+        on = self.form != "walk0"
         for k in WALK_CUTS:
-            setattr(W, k, self.saved[k] and self.on)
-        if not self.on:
+            setattr(W, k, self.saved[k] and on)
+        if not on:
             M.LEVEL3_PROOF_HIGHS = {}       # the level-3 proof with HiGHS's heuristics, as before
+        if self.form in ("walk0", "walkp1"):
+            M.LEVEL3_CUTOFF = False
+            S.COST_START = False
 
     def __exit__(self, *exc):
         from bace_opt.exact import placement_milp as M
+        from bace_opt.exact import placement_solution as S
         from bace_opt.exact import placement_walk as W
         for k, v in self.saved.items():
             setattr(W, k, v)
         M.LEVEL3_PROOF_HIGHS = self.l3
+        M.LEVEL3_CUTOFF, S.COST_START = self.l3cut, self.start
         return False
 
 
@@ -125,13 +137,13 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         load0 = os.getloadavg()[0]
         cpu0 = time.process_time()
         t = time.perf_counter()
-        kw = {} if backend in ("cpsat", "race") else {"formulation": "walk" if form == "walk0" else form}
+        kw = {} if backend in ("cpsat", "race") else {"formulation": "walk" if form in WALK_VARIANTS else form}
         if backend == "race":       # "race" shares proven levels; "race:noshare" races whole solves
             from bace_opt.solvers.race import race_placement
             res = race_placement(inst, options=SolveOptions(time_limit_s=tl, threads=args.threads),
                                  share_levels=(form != "noshare"))
         else:
-            with _walk_cuts(form != "walk0"):
+            with _walk_cuts(form):
                 res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl,
                                                                                  threads=args.threads), **kw)
         wall = time.perf_counter() - t
@@ -165,8 +177,9 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         for form in sorted({r["formulation"] for r in rows if r["instance"] == label and r["backend"] != "race"
                             and r["formulation"] != "-"}):
             tb = time.perf_counter()
-            with _walk_cuts(form != "walk0"):
-                lp = lp_relaxation_bound(data, level=2, fix={1: z1}, formulation="walk" if form == "walk0" else form)
+            with _walk_cuts(form):
+                lp = lp_relaxation_bound(data, level=2, fix={1: z1},
+                                         formulation="walk" if form in WALK_VARIANTS else form)
             for r in rows:
                 if r["instance"] == label and r["formulation"] == form:
                     r["root_bound_l2"] = lp
@@ -195,7 +208,7 @@ def _realistic_write(args, rows, commit) -> None:
     md = [f"# P1 {args.family} benchmark (commit {commit}, {os.cpu_count()} cores shared with other sessions, "
           f"threads={args.threads})\n",
           f"Instances: {what}.  Variants: walk = the new formulation with P1.41-P1.50 (models/placement.md sections "
-          "9-9c), walk0 = the same without P1.46-P1.50 (as before section 9c), position = the old one.  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
+          "9-9d), walk0 = the same without P1.46-P1.51 and the price-pack start (as before section 9c), walkp1 = without P1.51 and the price-pack start (as after section 9c), position = the old one.  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
           "proven by the GPU-count bound shows 0.0 s and None nodes.  root_bound_l2 = LP relaxation of level 2 "
           "with level 1 fixed.  loadavg = 1-minute load when the row started / ended (2 cores): timings scale "
           "with it; compare rows of one run.\n",

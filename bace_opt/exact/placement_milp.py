@@ -39,7 +39,7 @@ from .placement_common import add_speed_classes, class_index_sets, price_rate, s
 from .placement_data import (JobData, PlacementData, count_upper_bound, has_negative_prices, identical_pairs,
                              job_arcs)
 from .placement_levels import LEVEL_TOL, level_record, remaining_s, solve_or_adopt
-from .placement_solution import Solution, start_solution
+from .placement_solution import Solution, start_candidates
 
 log = logging.getLogger(__name__)
 
@@ -386,10 +386,18 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
     tb = time.perf_counter()
     m = fm.build_model(data)
     build_s = time.perf_counter() - tb
-    ws = start_solution(data, warm_start)
-    warm = False
-    if ws is not None and fm.load_solution_into_pyomo(m, ws) is not False:
-        warm = registry_warm(solver)
+    ws, warm = None, False
+    tb = time.perf_counter()
+    cands = start_candidates(data, warm_start)
+    start_s = time.perf_counter() - tb
+    build_s += start_s              # the level-1 record's build time includes the search for a start
+    log.info("P1: model built in %.2f s; MIP starts searched in %.2f s", build_s - start_s, start_s)
+    for cand in cands:     # best first; the walk model refuses a start whose
+        if fm.load_solution_into_pyomo(m, cand) is not False:    # routes cross a link twice one way (P1.33)
+            ws, warm = cand, registry_warm(solver)
+            break
+    if ws is None:
+        fm.load_solution_into_pyomo(m, Solution({}, {}, {}, {}))    # all zero, as before a refused start
     lv: list[dict] = []
     sol = None
     objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
@@ -450,7 +458,8 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
             m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= z1)
         elif level == 2:
             z2 = max(pyo.value(m.obj_cost.expr), res.objective)
-            m.con_level2 = pyo.Constraint(expr=m.obj_cost.expr <= z2 + LEVEL_TOL * max(abs(z2), 1e-9))
+            m.level2_limit = z2 + LEVEL_TOL * max(abs(z2), 1e-9)
+            m.con_level2 = pyo.Constraint(expr=m.obj_cost.expr <= m.level2_limit)
     if len(lv) == 3 and lv[1]["objective"] is not None and fm.load_solution_into_pyomo(m, sol) is not False:
         # level 3 may end on a cheaper solution than level 2's (unproven) incumbent: the reported cost is the
         # cost of the solution returned
@@ -469,6 +478,15 @@ LEVEL3_ROUNDS = 5
 #: HiGHS options of the level-3 proof by cost minimization (P1.45): the usual outcome is infeasibility, which
 #: primal heuristics cannot help to prove, so they are off (the tree still finds an improving solution when
 #: one exists: every integral node LP is one)
+#: the level-3 proof with HiGHS uses the level-2 limit as an objective cutoff instead of a row (P1.51)
+LEVEL3_CUTOFF = True
+#: the cutoff is the level-2 limit z2 (1 + LEVEL_TOL) times (1 + this); anything >= 0 is exact (a larger cutoff
+#: only admits more solutions, which the check below refuses); a negative value is wrong (tests plant it)
+LEVEL3_CUTOFF_SLACK = LEVEL_TOL
+#: a solution found under the cutoff but above the level-2 limit is refused (the row is restored); off only in
+#: the test that shows the check is needed
+LEVEL3_CUTOFF_CHECK = True
+
 LEVEL3_PROOF_HIGHS: dict = {"mip_heuristic_effort": 0.0, "mip_heuristic_run_rins": False,
                             "mip_heuristic_run_rens": False, "mip_heuristic_run_feasibility_jump": False,
                             "mip_heuristic_run_root_reduced_cost": False}
@@ -480,7 +498,9 @@ def _level3_by_cost(m, fm, sol, solver: str, options: SolveOptions, t_start: flo
     (count and cost fixed, con_level1/con_level2) cut by T <= T_inc (1 - rel_gap).  Infeasible proves that
     no solution of level 3 runs shorter than T_inc (1 - rel_gap): T_inc is optimal within rel_gap.  A solution
     found instead is a better level-3 incumbent (taken after decoding, and the cut tightened); after
-    LEVEL3_ROUNDS of them the plain level-3 solve (min T) takes over for the time left.
+    LEVEL3_ROUNDS of them the plain level-3 solve (min T) takes over for the time left.  With HiGHS the level-2
+    row is replaced by an objective cutoff (P1.51, section 9d; ``LEVEL3_CUTOFF``): a solution found above the
+    row's limit is refused (the row comes back), or, if the search ended on it, read as the proof.
     Returns (SolveResult of level 3 with objective T and bound, decoded solution)."""
     tol = max(options.rel_gap, LEVEL_TOL)
     if fm.load_solution_into_pyomo(m, sol) is False:
@@ -498,18 +518,49 @@ def _level3_by_cost(m, fm, sol, solver: str, options: SolveOptions, t_start: flo
     m.obj_run.deactivate()
     m.obj_cost.activate()
     res = None
-    for _ in range(LEVEL3_ROUNDS):
+    # P1.51: with HiGHS the cost row of level 2 is replaced by the objective cutoff z2 (1 + 2 LEVEL_TOL) (HiGHS
+    # prunes nodes whose bound exceeds it and fixes columns by reduced cost against it, which a row does not
+    # give); a solution found above the row's limit is not taken: the row comes back and the round is repeated
+    cutoff = LEVEL3_CUTOFF and solver == "highs" and hasattr(m, "con_level2") and hasattr(m, "level2_limit")
+    improved, refused = 0, 0
+    while improved < LEVEL3_ROUNDS:
         m.con_level3_cut = pyo.Constraint(expr=m.obj_run.expr <= t_inc - tol * max(abs(t_inc), 1e-9))
-        res = _run_backend(m, solver, flip_opts, False, remaining_s(options, t_start))
+        run_opts = flip_opts
+        if cutoff:
+            m.con_level2.deactivate()
+            run_opts = SolveOptions(time_limit_s=options.time_limit_s, rel_gap=options.rel_gap,
+                                    threads=options.threads, log=options.log, seed=options.seed,
+                                    backend_options={**hopts, "objective_bound": m.level2_limit
+                                                     + LEVEL3_CUTOFF_SLACK * max(abs(m.level2_limit), 1e-9)})
+        res = _run_backend(m, solver, run_opts, False, remaining_s(options, t_start))
+        if hasattr(m, "con_level2"):
+            m.con_level2.activate()
         solve_s += res.solve_s
         nodes += res.nodes or 0
         m.del_component(m.con_level3_cut)
+        if cutoff and LEVEL3_CUTOFF_CHECK and res.has_solution and \
+                pyo.value(m.obj_cost.expr) > m.level2_limit + 1e-12 * max(abs(m.level2_limit), 1.0):
+            v = pyo.value(m.obj_cost.expr)
+            if res.termination == Termination.OPTIMAL and \
+                    v - 2 * max(options.rel_gap * abs(v), 1e-9) > m.level2_limit:
+                # HiGHS keeps a solution above its objective bound as incumbent; the search ended with it, so every
+                # node was fathomed or pruned against min(cutoff, v - gap) > Z: no solution has C <= Z (P1.51 (c))
+                res = SolveResult(solver, Termination.INFEASIBLE, solve_s=res.solve_s, nodes=res.nodes,
+                                  message="proof ended on a solution above the level-2 limit")
+            else:
+                log.info("P1 level 3: a solution above the level-2 row under the cutoff; the row is restored")
+                refused += 1
+                cutoff = False
+                continue
         if res.termination == Termination.INFEASIBLE:
             log.info("P1 level 3: proven by cost minimization (no solution runs shorter than %.9g s)", t_inc)
             fm.load_solution_into_pyomo(m, sol)
             return SolveResult(solver, Termination.OPTIMAL, objective=t_inc, bound=t_inc * (1 - tol),
                                solve_s=solve_s, nodes=nodes,
-                               message="proven by cost minimization under a shorter run-time cut"), sol
+                               message="proven by cost minimization under a shorter run-time cut"
+                               + (f" (rounds: {improved} improving, {refused} refused above the level-2 limit;"
+                                  f" {res.message or 'infeasible'})" if LEVEL3_CUTOFF and solver == "highs" else "")
+                               ), sol
         if not res.has_solution:       # time limit or error: the incumbent stands, unproven
             fm.load_solution_into_pyomo(m, sol)
             return SolveResult(solver, Termination.FEASIBLE, objective=t_inc, bound=None, solve_s=solve_s,
@@ -519,6 +570,7 @@ def _level3_by_cost(m, fm, sol, solver: str, options: SolveOptions, t_start: flo
         if fm.load_solution_into_pyomo(m, better) is False:
             break
         sol, t_inc = better, pyo.value(m.obj_run.expr)
+        improved += 1
     # several improvements in a row: minimize T directly from the best solution found
     m.obj_cost.deactivate()
     m.obj_run.activate()

@@ -2,7 +2,7 @@
 from ``JobPlan``s: the decoder (routes followed from the hop flows, cycles dropped; models/placement.md
 section 6), the encoder of a warm start (chains reversed for P1.20, proportional jobs reordered for
 P1.21/P1.42/P1.43), the greedy
-start and the choice of MIP start.
+start, the price-pack start and the choice of MIP start (models/placement.md section 9d).
 """
 from __future__ import annotations
 
@@ -218,9 +218,41 @@ def greedy_start(data: PlacementData) -> list[JobPlan]:
     return plans
 
 
-def start_solution(data: PlacementData, warm_start: Sequence[JobPlan] | None) -> Solution | None:
-    """The MIP start: the caller's warm start if it fits the model, else (or if it starts fewer jobs) the
-    greedy placement."""
+#: the cost-aware start (``price_pack_start``) is offered beside the greedy one (a switch for measurement)
+COST_START = True
+#: its deterministic search budget (packings evaluated by PricePack's local search)
+COST_START_EVALS = 2000
+#: ... and the most regions it searches per job (PricePack.max_regions)
+COST_START_REGIONS = 5
+
+
+def price_pack_start(data: PlacementData) -> list[JobPlan] | None:
+    """A cost-aware start (never reported as a result): the price-pack heuristic (``bace_opt.policies.price_pack``,
+    cheapest placement per job over region sets, long jobs packed first into cheap GPUs, local search over the
+    packing order) run on the free resources at t0.  On the realistic instances it lands within 0.04-1.2 % of
+    the level-2 optimum where the greedy start is 2-4x dearer (benchmarks/README.md, issue 11 fourth round).
+    None when the heuristic fails (it is only a start)."""
+    try:
+        from ..policies.base import ClusterState
+        from ..policies.price_pack import PricePack
+        inst = data.inst
+        state = ClusterState(inst, data.t0, dict(data.free_gpus),
+                             [data.free_gbps[e] for e in range(len(inst.links))])
+        return PricePack(max_regions=COST_START_REGIONS, max_evals=COST_START_EVALS).decide(data.t0, [d.job for d in data.jobs], state)
+    except Exception as e:      # a start is optional: never let the heuristic break an exact solve
+        log.warning("P1: the price-pack start failed (%s: %s); greedy start only", type(e).__name__, e)
+        return None
+
+
+def solution_cost(data: PlacementData, sol: Solution) -> float:
+    """The level-2 cost (P1.18) of ``sol``: sum over started jobs of N_j x its cost per iteration."""
+    return sum(unit_cost(data, d, sol.n, sol.f) * d.job.iterations for d in data.jobs if sol.x.get(d.j, 0) > 0.5)
+
+
+def start_candidates(data: PlacementData, warm_start: Sequence[JobPlan] | None) -> list[Solution]:
+    """Every usable MIP start, best first (most jobs started, then least cost at t0, then the caller's warm
+    start before the price-pack start before the greedy one): the caller's warm start if it fits the model,
+    the price-pack start (``COST_START``) and the greedy start."""
     cands = []
     if warm_start:
         ws = solution_from_plans(data, warm_start)
@@ -229,9 +261,19 @@ def start_solution(data: PlacementData, warm_start: Sequence[JobPlan] | None) ->
                         "link); ignored")
         else:
             cands.append(ws)
+    if COST_START:
+        pp = price_pack_start(data)
+        ps = solution_from_plans(data, pp) if pp else None
+        if ps is not None:
+            cands.append(ps)
     gs = solution_from_plans(data, greedy_start(data))
     if gs is not None:
         cands.append(gs)
-    if not cands:
-        return None
-    return max(cands, key=lambda s: sum(1 for v in s.x.values() if v > 0.5))
+    keyed = [(-sum(1 for v in s.x.values() if v > 0.5), solution_cost(data, s), i, s) for i, s in enumerate(cands)]
+    return [k[-1] for k in sorted(keyed, key=lambda k: k[:3])]
+
+
+def start_solution(data: PlacementData, warm_start: Sequence[JobPlan] | None) -> Solution | None:
+    """The MIP start: the best of ``start_candidates`` (most jobs, then least cost)."""
+    cands = start_candidates(data, warm_start)
+    return cands[0] if cands else None
