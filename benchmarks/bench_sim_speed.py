@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import resource
 import math
@@ -179,6 +180,16 @@ CONTENDED_COLUMNS = ["family", "jobs", "policy", "status", "cpu_s", "wall_s", "p
                      "runs", "cpu_runs"]
 
 
+def _positive_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {s!r}")
+    return v
+
+
 def _upgrade_csv(out: Path) -> None:
     """Give a results file written before ``runs`` / ``cpu_runs`` existed those columns (its rows were single
     runs), replacing it atomically, so that rows appended now line up with the header."""
@@ -190,7 +201,6 @@ def _upgrade_csv(out: Path) -> None:
         header = next(csv.reader(f), [])
     if header == CONTENDED_COLUMNS:
         return
-    import io
     from bace_opt.files import atomic_write
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CONTENDED_COLUMNS, extrasaction="ignore")
@@ -234,7 +244,7 @@ def main(argv=None) -> int:
     ap.add_argument("--families", nargs="+", default=["uncontended", "contended"],
                     choices=["uncontended", "contended"])
     ap.add_argument("--timeout", type=float, default=1800.0, help="wall seconds per run (contended family)")
-    ap.add_argument("--repeat", type=int, default=1, help="contended family: runs per row, each a fresh process; "
+    ap.add_argument("--repeat", type=_positive_int, default=1, help="contended family: runs per row, each a fresh process; "
                     "the row keeps the least CPU time and lists every run's (cpu_runs)")
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--regions", type=int, default=20)

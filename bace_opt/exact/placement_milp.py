@@ -475,9 +475,6 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
 #: already level-3 optimal and one proof suffices)
 LEVEL3_ROUNDS = 5
 
-#: HiGHS options of the level-3 proof by cost minimization (P1.45): the usual outcome is infeasibility, which
-#: primal heuristics cannot help to prove, so they are off (the tree still finds an improving solution when
-#: one exists: every integral node LP is one)
 #: the level-3 proof with HiGHS uses the level-2 limit as an objective cutoff instead of a row (P1.51)
 LEVEL3_CUTOFF = True
 #: the cutoff is the level-2 limit z2 (1 + LEVEL_TOL) times (1 + this); anything >= 0 is exact (a larger cutoff
@@ -487,6 +484,9 @@ LEVEL3_CUTOFF_SLACK = LEVEL_TOL
 #: the test that shows the check is needed
 LEVEL3_CUTOFF_CHECK = True
 
+#: HiGHS options of the level-3 proof by cost minimization (P1.45): the usual outcome is infeasibility, which
+#: primal heuristics cannot help to prove, so they are off (the tree still finds an improving solution when
+#: one exists: every integral node LP is one)
 LEVEL3_PROOF_HIGHS: dict = {"mip_heuristic_effort": 0.0, "mip_heuristic_run_rins": False,
                             "mip_heuristic_run_rens": False, "mip_heuristic_run_feasibility_jump": False,
                             "mip_heuristic_run_root_reduced_cost": False}

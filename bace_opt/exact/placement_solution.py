@@ -238,7 +238,8 @@ def price_pack_start(data: PlacementData) -> list[JobPlan] | None:
         inst = data.inst
         state = ClusterState(inst, data.t0, dict(data.free_gpus),
                              [data.free_gbps[e] for e in range(len(inst.links))])
-        return PricePack(max_regions=COST_START_REGIONS, max_evals=COST_START_EVALS).decide(data.t0, [d.job for d in data.jobs], state)
+        pack = PricePack(max_regions=COST_START_REGIONS, max_evals=COST_START_EVALS)
+        return pack.decide(data.t0, [d.job for d in data.jobs], state)
     except Exception as e:      # a start is optional: never let the heuristic break an exact solve
         log.warning("P1: the price-pack start failed (%s: %s); greedy start only", type(e).__name__, e)
         return None

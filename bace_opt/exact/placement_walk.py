@@ -368,7 +368,6 @@ def add_open_trails(m):
     one region has p = t = r and y_jr = 1."""
     J = m.data.jobs
     JR = [(d.j, r) for d in J if d.K > 1 for r in d.regions]
-    has_y = hasattr(m, "y")
     m.con_open_trail = pyo.Constraint(JR, rule=lambda m, j, r: m.p[j, r] + m.t[j, r] <= m.u[j, r] + _y(m, j, r))
     if ORIENTED_TRAILS:
         add_oriented_trails(m)

@@ -279,9 +279,8 @@ class _Key:
         if self.fifo:
             return 0.0
         alpha = self.alpha
-        i = 0.0 if self.cflat else (c - self.clo) / self.cspan
-        dd = 0.0 if self.dflat else (d - self.dlo) / self.dspan
-        return -((1.0 - alpha) * (1.0 - i) + alpha * (1.0 - dd))
+        ni, nd = _Key.terms(self.norm, c, d)
+        return -((1.0 - alpha) * ni + alpha * nd)
 
     def many(self, t: _Table) -> np.ndarray:
         """The keys of the rows [0, hw) of table ``t`` (a new array)."""
