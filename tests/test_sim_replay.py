@@ -111,7 +111,8 @@ class _Probe:
     def __init__(self, monkeypatch):
         self.n = dict.fromkeys(["band_partial", "band_full_or_empty", "band_beyond", "bucket_in", "component_cut",
                                 "price_step", "head_fits_false", "never_fits", "state_reused", "quiet_skips",
-                                "quiet_runs", "pruned_buckets", "band_kept", "limit_hits"], 0)
+                                "quiet_runs", "pruned_buckets", "band_kept", "limit_hits", "parked",
+                                "rule_fits_early"], 0)
         n = self.n
         open_band, set_mode, prefix = Q.QueueSession._open_band, Q.QueueSession._set_mode, Q.QueueSession._bmin_prefix
         key, never, fits = Q._PriceClock.key, Q.QueueSession._never_fits, Q.QueueSession._fits
@@ -153,6 +154,13 @@ class _Probe:
         monkeypatch.setattr(Q._PriceClock, "key", _key)
         monkeypatch.setattr(Q.QueueSession, "_never_fits", _never_fits)
         monkeypatch.setattr(Q.QueueSession, "_fits", _fits)
+        rule_fits = Q.QueueSession._rule_fits
+
+        def _rule_fits(q, job, state):
+            # the demand rule asked for a job one region holds (after a failed placement at this version)
+            n["rule_fits_early"] += job.stages <= q.group_of[job.name].T
+            return rule_fits(q, job, state)
+        monkeypatch.setattr(Q.QueueSession, "_rule_fits", _rule_fits)
         hol_update = Q.QueueSession.hol_update
 
         def _hol_update(q, state, now=0.0):
@@ -180,7 +188,7 @@ class _Probe:
         """The rule counts, with the shortcuts each session counted itself (``QueueSession.stats``)."""
         n = dict(self.n)
         for q in self.sessions:
-            for k in ("quiet_skips", "quiet_runs", "pruned_buckets", "band_kept", "limit_hits"):
+            for k in ("quiet_skips", "quiet_runs", "pruned_buckets", "band_kept", "limit_hits", "parked"):
                 n[k] += q.stats[k]
         return n
 

@@ -46,7 +46,13 @@ Why the answers are the same (each rule is exact, none is a heuristic):
   arrival order and stop at the first job that does not fit (skipping jobs that never fit), as ``decide``
   does; the head is asked ``fits`` first (cheaper where it fails, which is what a blocked head does).  A
   skipping policy asks ``fits`` before ``place`` for a job one region cannot hold only where its ``fits`` is
-  cheaper (``fits_first``: not the bandwidth pathfinder, whose ``fits`` grows the same seeds).
+  cheaper (``fits_first``: not the bandwidth pathfinder, whose ``fits`` grows the same seeds); under a rule
+  whose chain may fail for a job one region holds (the price chain), also for such a job once a placement
+  failed at this version.  Under a demand rule (CR-LCF, CR-LDF, the price-chain ablation) a skipping policy's
+  ``fits`` is the rule (``_rule_fits``): one shared growth per version, group and S, then the job's replay;
+  where the rule says no job of the bucket fits (the growth is stuck before S), the bucket's stream is parked
+  until the next commit and then resumes behind the committed job (its jobs in between would each have
+  failed at that version).
 * Head-of-line blocked set (``hol_update``): the waiting jobs whose ``place`` succeeds on the state after the
   decision (the decision's own state object when it started nothing, so per-state caches are shared).  A
   group's bounds (sure, limit) put a whole bucket in (S <= sure), out (S > limit) or mixed.  A bucket in
@@ -304,10 +310,10 @@ class _Stream:
     decision gets that far) by one vectorized sort.  ``cap``: only the jobs with b_min <= cap (the component bound); ``after``: only
     the jobs after that (key, arrival, index)."""
 
-    __slots__ = ("grp", "b", "S", "k", "x", "order", "pos", "first")
+    __slots__ = ("grp", "b", "S", "cap", "k", "x", "order", "pos", "first")
 
     def __init__(self, grp: "_Group", b: "_Bucket", S: int, cap: float | None, key: _Key, after: tuple | None):
-        self.grp, self.b, self.S = grp, b, S
+        self.grp, self.b, self.S, self.cap = grp, b, S, cap
         t = b.table
         x = self.x = t.x[:t.hw]
         k = key.many(t)
@@ -474,6 +480,10 @@ class QueueSession:
         self.single_only = bool(getattr(policy, "single_region_only", False))
         self.bw_filter = bool(getattr(policy, "bandwidth_checked", False))
         self.fits_first = bool(getattr(policy, "fits_first", True))
+        # a chain rule that may fail for a job one region can hold (the price chain starts at the cheapest
+        # region): once a placement failed at a version, ``fits`` is asked before ``place`` for every job, not
+        # only for S > T (``_run``)
+        self.limit_first = self.fits_first and not self.single_places and not self.single_only
         self.waiting: dict[str, Job] = {}
         self.groups: dict[tuple, _Group] = {}
         self.group_of: dict[str, _Group] = {}
@@ -504,6 +514,8 @@ class QueueSession:
             def rule(job, S, state, pol=policy):
                 return greedy_demand_rule(job, S, state, False, pol.via, pol._state_cache(state))
         self._rule = rule
+        self._fail_v = -1                      # a direct ``place`` failed at this version (``_run``)
+        self._rules_v, self._rules = -1, {}    # the demand rule per (group, S) at version _rules_v (_rule_fits)
         self._universe: dict[tuple, list[Job]] | None = None
         # skipping policies: the version at which every candidate is known to fail (the last decision started
         # nothing), and the jobs that arrived since the last decision (see ``_decide_skip``)
@@ -511,7 +523,7 @@ class QueueSession:
         self._arrived: list[str] = []
         # how often each shortcut decided something (tests show every one is exercised)
         self.stats = dict.fromkeys(("quiet_skips", "quiet_runs", "pruned_buckets", "popped", "band_kept",
-                                    "limit_hits"), 0)
+                                    "limit_hits", "parked"), 0)
 
     # ------------------------------------------------------------------ the queue
     def add(self, job: Job, now: float = 0.0) -> None:
@@ -611,6 +623,25 @@ class QueueSession:
         self.place_calls += 1
         ok = self.pol.fits(job, state)
         (self.fits_at if ok else self.none_at)[job.name] = v
+        return ok
+
+    def _rule_fits(self, job: Job, state: ClusterState) -> bool:
+        """``_fits`` through the demand rule (``baselines.greedy_demand_rule``: fits == the replay passes b_j at
+        the bucket's chain speed), asked once per version, group and stage count instead of once per job."""
+        v = self.version
+        name = job.name
+        if self.none_at.get(name) == v:
+            return False
+        if self.fits_at.get(name) == v:
+            return True
+        if self._rules_v != v:
+            self._rules_v, self._rules = v, {}
+        key = (id(self.group_of[name]), job.stages)
+        r = self._rules.get(key, self)
+        if r is self:
+            r = self._rules[key] = self._rule(job, job.stages, state)
+        ok = r is not None and (r[1] is None or r[1].passes(F.demand_gbps(job, job.stage_time_s / r[0])))
+        (self.fits_at if ok else self.none_at)[name] = v
         return ok
 
     def _never_fits(self, job: Job, state: ClusterState) -> bool:
@@ -788,30 +819,54 @@ class QueueSession:
         """The candidates in decision order (key, arrival, instance index), merged from one ``_Stream`` per
         bucket; only those after ``after`` when given.  After a commit, a bucket whose stage count the group's
         bounds on ``res`` rule out (``_still_may_fit``'s conditions, monotone: commits only take) is dropped with
-        all its jobs."""
+        all its jobs.  Under a demand rule, a bucket the rule rules out at this version is parked (below)."""
         waiting = self.waiting
         heap: list = []     # (key, arrival, index, seq, stream, name): each stream's next job
         seq = 0
-        for grp in self.groups.values():
-            lim = lims.get(id(grp))
-            if lim is None:
-                continue
-            for S, cap in lim.items():
-                st = _Stream(grp, grp.buckets[S], S, cap, key, after)
-                nxt = st.pop()
-                if nxt is not None:
-                    heap.append(nxt[:3] + (seq, st, nxt[3]))
-                    seq += 1
+
+        def streams(lims, after):
+            nonlocal seq
+            for grp in self.groups.values():
+                lim = lims.get(id(grp))
+                if lim is None:
+                    continue
+                for S, cap in lim.items():
+                    st = _Stream(grp, grp.buckets[S], S, cap, key, after)
+                    nxt = st.pop()
+                    if nxt is not None:
+                        heap.append(nxt[:3] + (seq, st, nxt[3]))
+                        seq += 1
+
+        streams(lims, after)
         heapq.heapify(heap)
         stats = self.stats
+        # a bucket whose demand rule says no job of it fits at this version (``_rule_fits``: the shared growth
+        # is stuck before S) is parked with its stream until the next commit, then resumes behind that job
+        park = self._rule is not None
+        parked: list = []
         while heap:
             e = heapq.heappop(heap)
             st = e[4]
             if self.version != v0 and not self._bucket_may_fit(st, res, bounds):
                 stats["pruned_buckets"] += 1
                 continue
+            if park and self._rules_v == self.version and self._rules.get((id(st.grp), st.S), 0) is None:
+                parked.append(st)
+                stats["parked"] += 1
+                continue
             stats["popped"] += 1
+            v = self.version
             yield waiting[e[5]]
+            if self.version != v:
+                if parked:
+                    for p in parked:
+                        st2 = _Stream(p.grp, p.b, p.S, p.cap, key, e[:3])
+                        nxt = st2.pop()
+                        if nxt is not None:
+                            heap.append(nxt[:3] + (seq, st2, nxt[3]))
+                            seq += 1
+                    parked = []
+                    heapq.heapify(heap)
             nxt = st.pop()
             if nxt is not None:
                 heapq.heappush(heap, nxt[:3] + (seq, st, nxt[3]))
@@ -846,10 +901,20 @@ class QueueSession:
                 # shared growths) first for a job one region cannot hold, the kind that often does not fit, where
                 # the policy's fits() is cheaper than place() (``fits_first``); a blocking policy for the head of
                 # the queue (usually the job that blocks it)
-                ask = (not out) if block else (self.fits_first and job.stages > self.group_of[job.name].T)
+                # (``limit_first``: a job one region can hold goes to ``place`` directly until a placement failed
+                # at this version, then through the demand rule, which answers a whole bucket at once)
+                ask = (not out) if block else (self.fits_first and (job.stages > self.group_of[job.name].T or (
+                    self.limit_first and self._fail_v == self.version)))
                 if ask and snap_v != self.version:
                     snap, snap_v = res.freeze(), self.version
-                plan = self._place(job, res) if not ask or self._fits(job, snap) else None
+                if not ask:
+                    plan = self._place(job, res)
+                    if plan is None:
+                        self._fail_v = self.version
+                elif block or self._rule is None:
+                    plan = self._place(job, res) if self._fits(job, snap) else None
+                else:
+                    plan = self._place(job, res) if self._rule_fits(job, snap) else None
             if plan is None:
                 if block and not self._never_fits(job, state):
                     break
