@@ -212,8 +212,7 @@ def _link_ends(inst) -> list[tuple[int, int]]:
 
 
 class _Table:
-    """A bucket's waiting jobs as numpy columns (compute time, reference demand, b_min, arrival, instance index,
-    and for the demand rule activation MB and stage time; callers may leave the last two out),
+    """A bucket's waiting jobs as numpy columns (compute time, reference demand, b_min, arrival, instance index),
     rows [0, hw) one per job (a job that leaves is replaced by the last row), so that adding and removing a job
     is O(1) and a decision orders a bucket with a few vectorized operations (``_Stream``).  ``ni``/``nd``: each
     row's 1 - i and 1 - d of the priority key under the normalization ``norm`` (``_Key.norm``; None: not
@@ -222,7 +221,7 @@ class _Table:
     __slots__ = ("x", "names", "slot", "hw", "ni", "nd", "norm")
 
     def __init__(self):
-        self.x = np.zeros((8, 7))
+        self.x = np.zeros((8, 5))
         self.ni = np.zeros(8)
         self.nd = np.zeros(8)
         self.norm = None
@@ -238,7 +237,7 @@ class _Table:
             self.ni = np.concatenate([self.ni, np.zeros_like(self.ni)])
             self.nd = np.concatenate([self.nd, np.zeros_like(self.nd)])
             self.names.extend([None] * k)
-        self.x[k, :len(row)] = row
+        self.x[k] = row
         self.names[k] = name
         self.slot[name] = k
         if self.norm is not None:
@@ -548,8 +547,7 @@ class QueueSession:
         if self.bw_filter:
             insort(b.by_bmin, (self._prof[job.name][2], job.name))
         if self.skip:
-            b.table.add(job.name, (c, d, self._prof[job.name][2], job.arrival_s, self._idx[job.name],
-                                   job.activation_mb, job.stage_time_s))
+            b.table.add(job.name, (c, d, self._prof[job.name][2], job.arrival_s, self._idx[job.name]))
             self._arrived.append(job.name)
         self._c.add(c)
         self._d.add(d)
@@ -629,9 +627,7 @@ class QueueSession:
 
     def _rule_fits(self, job: Job, state: ClusterState) -> bool:
         """``_fits`` through the demand rule (``baselines.greedy_demand_rule``: fits == the replay passes b_j at
-        the bucket's chain speed), asked once per version, group and stage count instead of once per job; the
-        replay runs on the whole bucket at once (vectorized), and a bucket none of whose jobs passes is recorded
-        as ruled out (None), so that ``_merged`` parks it."""
+        the bucket's chain speed), asked once per version, group and stage count instead of once per job."""
         v = self.version
         name = job.name
         if self.none_at.get(name) == v:
@@ -640,20 +636,11 @@ class QueueSession:
             return True
         if self._rules_v != v:
             self._rules_v, self._rules = v, {}
-        grp = self.group_of[name]
-        key = (id(grp), job.stages)
+        key = (id(self.group_of[name]), job.stages)
         r = self._rules.get(key, self)
         if r is self:
-            r = self._rule(job, job.stages, state)
-            if r is not None and r[1] is not None:
-                # the replay on every job of the bucket at once: ``F.demand_gbps(j, j.stage_time_s / speed)``
-                # with the same float operations elementwise, then ``passes_array``; None when none passes
-                t = grp.buckets[job.stages].table
-                x = t.x[:t.hw]
-                ok = np.flatnonzero(r[1].passes_array(8.0 * x[:, 5] / 1000.0 / (x[:, 6] / r[0])))
-                r = (r[0], r[1], {t.names[i] for i in ok}) if len(ok) else None
-            self._rules[key] = r
-        ok = r is not None and (r[1] is None or name in r[2])
+            r = self._rules[key] = self._rule(job, job.stages, state)
+        ok = r is not None and (r[1] is None or r[1].passes(F.demand_gbps(job, job.stage_time_s / r[0])))
         (self.fits_at if ok else self.none_at)[name] = v
         return ok
 
@@ -854,7 +841,7 @@ class QueueSession:
         heapq.heapify(heap)
         stats = self.stats
         # a bucket whose demand rule says no job of it fits at this version (``_rule_fits``: the shared growth
-        # is stuck before S, or no job's replay passes) is parked with its stream until the next commit, then resumes behind that job
+        # is stuck before S) is parked with its stream until the next commit, then resumes behind that job
         park = self._rule is not None
         parked: list = []
         while heap:
