@@ -13,7 +13,8 @@ Writes benchmarks/results/bench_placement.csv and .md.
     .venv/bin/python benchmarks/bench_placement.py --realistic [--variants highs:walk,highs:position]
 
 (variants highs:walk0 = the walk model without P1.46-P1.50 and highs:walkp1 = without the price-pack start
-and the level-3 cutoff P1.51, for before / after figures in one run; see WALK_VARIANTS)
+and the level-3 cutoff P1.51, for before / after figures in one run; see WALK_VARIANTS; a suffix #N runs the
+variant with random seed N, e.g. highs:walk#2, to see how much of a difference is the search's luck)
 
 Realistic suite (issue 11): ``generate realistic`` with 8 AWS regions (28 measured links), mixed A100/H100
 (--gpu-types A100-80GB,H100-80GB), hourly prices, 16 jobs, seeds 1-3, built from ../shared/data in-process.
@@ -65,7 +66,7 @@ def realistic(seed: int):
 
 def realistic_main(args) -> int:
     """Old and new P1 formulations (and the race) side by side on the realistic instances, one run."""
-    variants = [v.split(":") for v in args.variants.split(",")]
+    variants = [parse_variant(v) for v in args.variants.split(",") if v.strip()]
     rows, commit = [], git_commit()
     seeds = [int(x) for x in args.seeds.split(",")]
     for seed in seeds:
@@ -73,6 +74,18 @@ def realistic_main(args) -> int:
             _realistic_instance(args, variants, inst, label, rows, commit)
     _realistic_write(args, rows, commit)
     return 0
+
+
+def parse_variant(text: str) -> tuple[str, str, int]:
+    """``backend[:formulation][#seed]`` -> (backend, formulation, HiGHS/CP-SAT random seed); the seed (default 0,
+    ``SolveOptions.seed``) changes the search, never the optimum (issue 11, fifth round: HiGHS seeds)."""
+    body, sep, seed = text.strip().partition("#")
+    if sep and not seed.isdigit():
+        raise SystemExit(f"--variants: {text!r}: the part after '#' must be a seed (a non-negative integer)")
+    parts = body.split(":")
+    if not parts[0] or len(parts) > 2:
+        raise SystemExit(f"--variants: {text!r}: expected backend[:formulation][#seed]")
+    return parts[0], (parts[1] if len(parts) > 1 else "walk"), int(seed) if sep else 0
 
 
 #: the walk model's families P1.46-P1.50 (models/placement.md section 9c), off in the "walk0" variant
@@ -131,8 +144,7 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
     """Every variant on one instance (appends to ``rows``), then the level-2 root LP bound per formulation."""
     from bace_opt.exact.placement import solve_placement
     data = PlacementData(inst)
-    for v in variants:
-        backend, form = v[0], (v[1] if len(v) > 1 else "walk")
+    for backend, form, seed in variants:
         tl = args.time_limit or (600.0 if form == "walk" or backend == "race" else 300.0)
         load0 = os.getloadavg()[0]
         cpu0 = time.process_time()
@@ -140,12 +152,12 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         kw = {} if backend in ("cpsat", "race") else {"formulation": "walk" if form in WALK_VARIANTS else form}
         if backend == "race":       # "race" shares proven levels; "race:noshare" races whole solves
             from bace_opt.solvers.race import race_placement
-            res = race_placement(inst, options=SolveOptions(time_limit_s=tl, threads=args.threads),
+            res = race_placement(inst, options=SolveOptions(time_limit_s=tl, threads=args.threads, seed=seed),
                                  share_levels=(form != "noshare"))
         else:
             with _walk_cuts(form):
-                res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl,
-                                                                                 threads=args.threads), **kw)
+                res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl, threads=args.threads,
+                                                                                 seed=seed), **kw)
         wall = time.perf_counter() - t
         cpu = time.process_time() - cpu0
         si = res.solver_info
@@ -153,6 +165,7 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         lpb = (si.extra or {}).get("levels_proved_by") or {}
         row = dict(instance=label, backend=backend,
                    formulation=form if backend != "cpsat" and (backend != "race" or form == "noshare") else "-",
+                   seed=seed,
                    levels_proved_by="/".join(f"{k}:{lpb[k]}" for k in sorted(lpb)),
                    status=si.status, wall_s=wall, cpu_s=cpu if backend != "race" else None, time_limit_s=tl,
                    proved_by=(si.extra or {}).get("proved_by", backend),
@@ -166,7 +179,7 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
                    root_bound_l2=None, loadavg_start=round(load0, 2), loadavg_end=round(os.getloadavg()[0], 2),
                    commit=commit)
         rows.append(row)
-        print(" ".join(f"{k}={_fmt(row[k])}" for k in ("instance", "backend", "formulation", "status", "wall_s",
+        print(" ".join(f"{k}={_fmt(row[k])}" for k in ("instance", "backend", "formulation", "seed", "status", "wall_s",
                                                         "cpu_s", "cost_usd", "run_s", "level_build_s",
                                                         "level_solve_s", "level_nodes", "level_status",
                                                         "loadavg_start", "loadavg_end")), flush=True)
@@ -197,7 +210,7 @@ def _realistic_write(args, rows, commit) -> None:
     if args.out_suffix:
         name += "_" + args.out_suffix
     _write_atomic(out / f"{name}.csv", _csv_text(rows))
-    cols = ["instance", "backend", "formulation", "status", "proved_by", "wall_s", "cpu_s", "jobs_started", "cost_usd",
+    cols = ["instance", "backend", "formulation", "seed", "status", "proved_by", "wall_s", "cpu_s", "jobs_started", "cost_usd",
             "run_s", "root_bound_l2", "build_s", "level_build_s", "level_solve_s", "level_nodes", "level_status",
             "loadavg_start", "loadavg_end"]
     what = {"realistic": "8 AWS regions, 28 measured links, mixed A100-80GB/H100-80GB, hourly prices, 16 jobs "
@@ -230,9 +243,9 @@ def _agreement(rows):
             bad = [r for r in rows if r["instance"] == label and r is not ref and r["jobs_started"] == ref["jobs_started"]
                    and r["cost_usd"] is not None and r["cost_bound"] is not None
                    and not (r["cost_bound"] <= z * (1 + 1e-6) and r["cost_usd"] >= z * (1 - 1e-6))]
-            lines.append(f"AGREEMENT {label}: only {ref['backend']}:{ref['formulation']} proved it (cost {z:.9g}); "
+            lines.append(f"AGREEMENT {label}: only {_label(ref)} proved it (cost {z:.9g}); "
                          + ("the others are consistent (their level-2 bound <= it <= their incumbent)" if not bad else
-                            "INCONSISTENT: " + ", ".join(f"{r['backend']}:{r['formulation']}" for r in bad)))
+                            "INCONSISTENT: " + ", ".join(_label(r) for r in bad)))
             continue
         if len(opt) < 2:
             these = [r for r in rows if r["instance"] == label and r["cost_usd"] is not None]
@@ -248,10 +261,15 @@ def _agreement(rows):
         bad = [r for r in opt[1:] if r["jobs_started"] != ref["jobs_started"]
                or abs(r["cost_usd"] - ref["cost_usd"]) > 1e-6 * abs(ref["cost_usd"])
                or abs(r["run_s"] - ref["run_s"]) > 1e-6 * abs(ref["run_s"])]
-        who = ", ".join(f"{r['backend']}:{r['formulation']}" for r in opt)
+        who = ", ".join(_label(r) for r in opt)
         lines.append(f"AGREEMENT {label}: {'OK' if not bad else 'MISMATCH'} over {who} "
                      f"(jobs {ref['jobs_started']:g}, cost {ref['cost_usd']:.9g}, run {ref['run_s']:.9g})")
     return lines
+
+
+def _label(r) -> str:
+    """A row's variant as given to --variants: backend:formulation, with #seed when the seed is not 0."""
+    return f"{r['backend']}:{r['formulation']}" + (f"#{r['seed']}" if r.get("seed") else "")
 
 
 def _race_lines(rows):
@@ -266,7 +284,7 @@ def _race_lines(rows):
         best = min(alone, key=lambda x: x["wall_s"])
         lines.append(f"RACE{'' if r['formulation'] == '-' else ':' + r['formulation']} {r['instance']}: {r['status']} "
                      f"by {r['proved_by']} (levels {r.get('levels_proved_by') or '-'}) in {r['wall_s']:.1f} s; fastest member "
-                     f"alone {best['backend']}:{best['formulation']} {best['wall_s']:.1f} s (difference "
+                     f"alone {_label(best)} {best['wall_s']:.1f} s (difference "
                      f"{r['wall_s'] - best['wall_s']:+.1f} s, load {r['loadavg_start']}-{r['loadavg_end']})")
     return lines
 
@@ -278,7 +296,7 @@ def _realistic_targets(rows, family="realistic"):
         if r["backend"] != "highs":
             continue
         ok = r["status"] == "optimal" and r["wall_s"] < target
-        lines.append(f"TARGET {'MET   ' if ok else 'MISSED'} {r['instance']} highs:{r['formulation']}: {r['status']} in "
+        lines.append(f"TARGET {'MET   ' if ok else 'MISSED'} {r['instance']} {_label(r)}: {r['status']} in "
                      f"{r['wall_s']:.1f} s, CPU {_fmt(r['cpu_s'])} s (target {target:.0f} s; load {r['loadavg_start']}-"
                      f"{r['loadavg_end']} on 2 cores)")
     return lines
@@ -333,8 +351,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--realistic", action="store_true", help="the issue-11 realistic suite (see the docstring)")
     ap.add_argument("--variants", default="highs:walk,highs:position",
-                    help="realistic suite: comma-separated backend[:formulation] (formulation walk|position; "
-                         "backend highs, scip, cpsat or race)")
+                    help="realistic suite: comma-separated backend[:formulation][#seed] (formulation walk|position; "
+                         "backend highs, scip, cpsat or race; #seed: the back end's random seed, default 0)")
     ap.add_argument("--seeds", default="1,2,3", help="realistic suite: seeds (default 1,2,3)")
     ap.add_argument("--family", choices=["realistic", "paper8", "random-large"], default="realistic",
                     help="with --realistic: the issue-11 realistic instances, the paper 8-job instances (for the "
