@@ -71,27 +71,38 @@ def spec(s, tl=150.0):
                 load=[round(l0, 2), round(os.getloadavg()[0], 2)])
 
 
-def split(s):
+def _split_candidates(data, m):
+    """The region-use binaries u ranked for a split: the root LP's fractionality times the job's stage count."""
     from pyomo.contrib.appsi.solvers.highs import Highs
-    l0 = os.getloadavg()[0]
-    data, m, ws = _level2_model(s)
-    c0 = pyo.value(m.obj_cost.expr)
-    m.obj_cost.activate()
     r = m.clone()
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(r)
     Highs().solve(r)
     K = {d.j: d.S for d in data.jobs}        # stages
     cand = sorted(((min(pyo.value(r.u[i]), 1 - pyo.value(r.u[i])) * K[i[0]], i) for i in r.u), reverse=True)
-    var = m.u[cand[0][1]]
-    out = {"seed": s, "split": str(cand[0][1]), "u_lp": round(pyo.value(r.u[cand[0][1]]), 3), "start_cost": c0}
+    return r, cand
+
+
+def _level2_halves(m, ws, var, c0, tl, out):
+    """Level 2 with ``var`` fixed to 0, then to 1 (each from the start ``ws``, bounded by its cost c0)."""
     for val in (0, 1):
         var.setlb(val); var.setub(val)
         fm.load_solution_into_pyomo(m, ws)
         t = time.perf_counter()
-        rr = solve_pyomo(m, SolveOptions(time_limit_s=300, threads=1,
+        rr = solve_pyomo(m, SolveOptions(time_limit_s=tl, threads=1,
                                          backend_options={"objective_bound": c0 * (1 + 1e-9)}), warm_start=True)
         out[f"L2_{val}"] = [round(time.perf_counter() - t, 2), rr.nodes, rr.termination.value, rr.objective]
         var.setlb(0); var.setub(1)
+
+
+def split(s):
+    l0 = os.getloadavg()[0]
+    data, m, ws = _level2_model(s)
+    c0 = pyo.value(m.obj_cost.expr)
+    m.obj_cost.activate()
+    r, cand = _split_candidates(data, m)
+    var = m.u[cand[0][1]]
+    out = {"seed": s, "split": str(cand[0][1]), "u_lp": round(pyo.value(r.u[cand[0][1]]), 3), "start_cost": c0}
+    _level2_halves(m, ws, var, c0, 300, out)
     fm.load_solution_into_pyomo(m, ws)
     t = time.perf_counter()
     rr = solve_pyomo(m, SolveOptions(time_limit_s=300, threads=1), warm_start=True)
@@ -116,28 +127,16 @@ def split(s):
 
 def split2(s, n=3):
     """Level 2 only, split on each of the root LP's ``n`` best candidates in turn (halves one after the other)."""
-    from pyomo.contrib.appsi.solvers.highs import Highs
     data, m, ws = _level2_model(s)
     c0 = pyo.value(m.obj_cost.expr)
     m.obj_cost.activate()
-    r = m.clone()
-    pyo.TransformationFactory("core.relax_integer_vars").apply_to(r)
-    Highs().solve(r)
-    K = {d.j: d.S for d in data.jobs}
-    cand = sorted(((min(pyo.value(r.u[i]), 1 - pyo.value(r.u[i])) * K[i[0]], i) for i in r.u), reverse=True)
+    r, cand = _split_candidates(data, m)
     out = []
     for _, idx in cand[1:n + 1]:           # the first one is split()'s
         var = m.u[idx]
         row = {"seed": s, "split": str(idx), "u_lp": round(pyo.value(r.u[idx]), 3)}
         l0 = os.getloadavg()[0]
-        for val in (0, 1):
-            var.setlb(val); var.setub(val)
-            fm.load_solution_into_pyomo(m, ws)
-            t = time.perf_counter()
-            rr = solve_pyomo(m, SolveOptions(time_limit_s=120, threads=1,
-                                             backend_options={"objective_bound": c0 * (1 + 1e-9)}), warm_start=True)
-            row[f"L2_{val}"] = [round(time.perf_counter() - t, 2), rr.nodes, rr.termination.value, rr.objective]
-            var.setlb(0); var.setub(1)
+        _level2_halves(m, ws, var, c0, 120, row)
         row["load"] = [round(l0, 2), round(os.getloadavg()[0], 2)]
         print(json.dumps(row), flush=True)
         out.append(row)
