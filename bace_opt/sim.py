@@ -40,8 +40,9 @@ with one small handler per step (pop events, release, decide in queue or blockin
 head-of-line update, price event).  In queue mode the waiting jobs live in a queue object: the policy's own
 ``queue_session(inst)`` when it has one (the ordered policies: ``policies.queue.QueueSession``, which offers
 ``place`` only the jobs that could fit and keeps the head-of-line set by difference, with decisions
-identical to ``decide`` on the whole queue), else ``_GenericQueue``, which offers every waiting job to
-``decide`` and every one that fits by GPU count to ``place``, as before (exact-p1, policy objects).  The queue
+identical to ``decide`` on the whole queue; exact-p1's ``ExactQueue``, which leaves out the jobs proven
+unfit since the last release), else ``_GenericQueue``, which offers every waiting job to ``decide`` and every
+one that fits by GPU count to ``place``, as before (price-pack, policy objects).  The queue
 object keeps the head-of-line time (``hol_update(state, now)``, settled on ``remove(name, now)`` and, for the
 jobs still waiting, at the last event by ``finish``): a job's time is added as (leave - enter) per stretch, or
 as the difference of its bucket's clock (``policies.queue``), which equals the sum of the inter-event
@@ -63,7 +64,7 @@ from .evaluate import ITERATION_MODELS, check_plan, make_schedule, price_plan
 from .formulas import price_curves
 from .instance import Instance, Job
 from .policies import make_policy
-from .policies.base import ClusterState, Policy, PolicyError
+from .policies.base import ClusterState, Policy, PolicyError, WaitingQueue
 from .schedule import JobPlan, Schedule
 
 log = logging.getLogger(__name__)
@@ -138,35 +139,13 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
     return sched, stats
 
 
-class _GenericQueue:
+class _GenericQueue(WaitingQueue):
     """Queue-mode decisions for a policy without ``queue_session``: every waiting job is offered to
     ``decide``, and every waiting job that fits by GPU count to ``place`` for the head-of-line set."""
 
     def __init__(self, pol: Any, inst: Instance):
+        super().__init__()
         self.pol = pol
-        self.waiting: dict[str, Job] = {}
-        self.since: dict[str, float] = {}       # head-of-line-blocked job -> since when
-        self.hol_s: dict[str, float] = {}       # settled head-of-line-blocked time
-        self.place_calls = 0
-
-    def add(self, job: Job, now: float = 0.0) -> None:
-        self.waiting[job.name] = job
-
-    def _leave(self, name: str, now: float) -> None:
-        t0 = self.since.pop(name, None)
-        if t0 is not None:
-            self.hol_s[name] = self.hol_s.get(name, 0.0) + (now - t0)
-
-    def remove(self, name: str, now: float = 0.0) -> None:
-        del self.waiting[name]
-        self._leave(name, now)
-
-    def finish(self, now: float) -> None:
-        for name in list(self.since):
-            self._leave(name, now)
-
-    def released(self) -> None:
-        pass
 
     def decide(self, now: float, state: ClusterState) -> list[JobPlan]:
         return self.pol.decide(now, list(self.waiting.values()), state)
@@ -178,10 +157,7 @@ class _GenericQueue:
             if job.gpus <= tot:
                 self.place_calls += 1
                 m = self.pol.place(job, state) is not None
-            if m:
-                self.since.setdefault(n, now)
-            else:
-                self._leave(n, now)
+            self._mark(n, m, now)
 
 
 class _Run:

@@ -216,6 +216,27 @@ def test_replay_identical_for_exact_p1():
         replay(inst, policies=[("exact-p1", {})])
 
 
+def test_replay_identical_for_exact_p1_under_contention(monkeypatch):
+    # exact-p1's queue session leaves proven-unfit jobs out of decisions and of the head-of-line measurement
+    # (policies/exact_online.py); scarce links and a queue over price steps exercise every saving
+    pytest.importorskip("highspy")
+    from bace_opt.policies import exact_online as E
+    sessions = []
+    init = E.ExactQueue.__init__
+
+    def track(self, pol):
+        init(self, pol)
+        sessions.append(self)
+    monkeypatch.setattr(E.ExactQueue, "__init__", track)
+    for seed, n, spread in ((2, 20, 3000.0), (3, 10, 30.0)):
+        inst = scarce(random_instance(seed, n_regions=4, n_jobs=n, topology="sparse", hourly_prices=True,
+                                      mixed_gpus=True, max_gpus_per_region=8, max_stages=6, max_arrival_s=spread),
+                      0.05)
+        replay(inst, policies=[("exact-p1", {})], modes=("queue",))
+    saved = {k: sum(getattr(q, k) for q in sessions) for k in ("saved_place", "saved_decisions", "saved_offers")}
+    assert all(v > 0 for v in saved.values()), saved
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_replay_identical_for_policies_with_their_own_decide(seed):
     # price-pack overrides decide(): the simulator must take the generic path for it, not the ordered queue

@@ -211,6 +211,44 @@ def _eligible(inst: Instance, job: Job) -> frozenset[str]:
     return s
 
 
+class WaitingQueue:
+    """The waiting jobs of a queue-mode session and their head-of-line-blocked time (the bookkeeping the
+    simulator's generic session and ``exact-p1``'s share): ``since`` holds when each job in the head-of-line
+    set joined it; ``hol_s`` a job's settled blocked time, added when it leaves the set, starts, or the run
+    ends.  Subclasses give ``decide(now, state)`` and ``hol_update(state, now)``."""
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, Job] = {}
+        self.since: dict[str, float] = {}       # head-of-line-blocked job -> since when
+        self.hol_s: dict[str, float] = {}       # settled head-of-line-blocked time
+        self.place_calls = 0
+
+    def add(self, job: Job, now: float = 0.0) -> None:
+        self.waiting[job.name] = job
+
+    def _leave(self, name: str, now: float) -> None:
+        t0 = self.since.pop(name, None)
+        if t0 is not None:
+            self.hol_s[name] = self.hol_s.get(name, 0.0) + (now - t0)
+
+    def _mark(self, name: str, blocked: bool, now: float) -> None:
+        if blocked:
+            self.since.setdefault(name, now)
+        else:
+            self._leave(name, now)
+
+    def remove(self, name: str, now: float = 0.0) -> None:
+        del self.waiting[name]
+        self._leave(name, now)
+
+    def finish(self, now: float) -> None:
+        for name in list(self.since):
+            self._leave(name, now)
+
+    def released(self) -> None:
+        pass
+
+
 @runtime_checkable
 class Policy(Protocol):
     """What the simulator calls.  ``name`` goes into the schedule's ``method``; ``options`` into its meta."""
