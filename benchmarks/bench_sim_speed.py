@@ -20,12 +20,15 @@ The contended family (issue 15), ``--contended``: ``bace-opt generate random --s
 arrivals uniform over [0, N] s (about one job per second, so a queue builds: every policy's mean wait is
 reported) beside the same instance with arrivals over [0, 100 N] s (nobody waits), for N in ``--sizes``
 (default 1000 4000 20000 100000) and every policy of ``--policies`` (default: the heuristics and ablations;
-exact-p1 solves a MILP per event and is left out).  Each run is a fresh process (``--one``), so its peak
+exact-p1 solves a MILP per event, so it is run only when named, at small sizes, with ``exact-p1@generic`` beside it
+for the generic queue path).  Each run is a fresh process (``--one``), so its peak
 memory (``ru_maxrss``) is its own; time is the simulation's CPU time (``time.process_time``, one core, the
 machine may be shared) and wall time, both including ``make_schedule``'s pricing, not the instance build.
 A run that exceeds ``--timeout`` s of wall time is recorded as such.  ``--repeat K`` runs each row K times
-(fresh processes, one after another) and keeps the run with the least CPU time, listing all K (``cpu_runs``):
-on a shared machine interference only adds time, so the least is the steadiest estimate of the work.
+(fresh processes, one after another, the uncontended and contended runs of a policy alternating so that a
+change in the machine's load falls on both sides of the ratio) and keeps the run with the least CPU time,
+listing all K (``cpu_runs``): on a shared machine interference only adds time, so the least is the steadiest
+estimate of the work.
 
 Run:  python benchmarks/bench_sim_speed.py --contended [--sizes 1000 4000] [--policies bace-pipe lcf] [--repeat 3]
 Writes benchmarks/results/sim_speed_contended.csv (one row per (size, family, policy), appended) and prints a
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
 import json
 import resource
@@ -104,6 +108,10 @@ def contended_instance(n_jobs: int, spread_s_per_job: float = CONTENDED_SPREAD_S
 #: allocator, every chain priced as a plan) instead of ``policies.chain_search``, to compare old and new per-call
 #: cost in one run (issue 15, "Pathfinder per call")
 REFERENCE_SUFFIX = "@reference"
+#: ``--policies exact-p1@generic``: the policy through the simulator's generic queue path (every waiting job
+#: offered to every decision's MILP and to the head-of-line ``place``), to compare it with its own queue session
+#: (``policies.exact_online.ExactQueue``: same decisions) in one run
+GENERIC_SUFFIX = "@generic"
 
 
 def one_run(family: str, n_jobs: int, policy: str) -> dict:
@@ -115,6 +123,10 @@ def one_run(family: str, n_jobs: int, policy: str) -> dict:
         from bace_opt.policies.bace_pipe import BacePipe
         BacePipe.reference_path = True
         name = policy[:-len(REFERENCE_SUFFIX)]
+    if policy.endswith(GENERIC_SUFFIX):
+        from bace_opt.policies import make_policy
+        name = make_policy(policy[:-len(GENERIC_SUFFIX)])
+        name.queue_session = lambda inst: None
     sched, stats = run_simulation(inst, name)
     m = sched.metrics
     waits = [v["wait_s"] for v in sched.meta["jobs"].values() if v["wait_s"] is not None]
@@ -123,7 +135,20 @@ def one_run(family: str, n_jobs: int, policy: str) -> dict:
                                                                    / 1024, 1),
             "events": stats.events, "decisions": stats.decisions, "hol_place_calls": stats.place_calls,
             "jobs_done": m["jobs_done"], "mean_wait_s": round(sum(waits) / len(waits), 1) if waits else None,
+            "schedule_md5": hashlib.md5(json.dumps(sched.to_dict()["jobs"], sort_keys=True).encode()).hexdigest()[:12],
             "status": "ok"}
+
+
+def _one_process(family: str, n: int, policy: str, timeout: float) -> dict:
+    """One run in a fresh process (its peak memory is its own): the figures of ``one_run``, or the status."""
+    cmd = [sys.executable, __file__, "--one", family, str(n), policy]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if r.returncode == 0:
+            return json.loads(r.stdout.strip().splitlines()[-1])
+        return {"family": family, "jobs": n, "policy": policy, "status": f"error: {r.stderr[-200:]}"}
+    except subprocess.TimeoutExpired:
+        return {"family": family, "jobs": n, "policy": policy, "status": f"timeout {timeout} s"}
 
 
 def contended_main(args) -> int:
@@ -139,26 +164,22 @@ def contended_main(args) -> int:
         _upgrade_csv(out)
     rows = []
     for n in args.sizes:
-        for family in args.families:
-            for policy in policies:
-                # --repeat: that many runs, each a fresh process, one after another; the row is the run with
-                # the least CPU time (the usual estimator on a shared machine: interference only adds time),
-                # and cpu_runs lists every run's
-                runs = []
-                for _ in range(args.repeat):
-                    cmd = [sys.executable, __file__, "--one", family, str(n), policy]
-                    try:
-                        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-                        run = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else \
-                            {"family": family, "jobs": n, "policy": policy, "status": f"error: {r.stderr[-200:]}"}
-                    except subprocess.TimeoutExpired:
-                        run = {"family": family, "jobs": n, "policy": policy, "status": f"timeout {args.timeout} s"}
-                    runs.append(run)
-                    if run.get("status") != "ok":
-                        break       # (a timeout or an error is the row: no point running it again)
-                ok = [x for x in runs if x.get("status") == "ok"]
-                row = min(ok, key=lambda x: x["cpu_s"]) if len(ok) == len(runs) else runs[-1]
-                row.update(runs=len(runs), cpu_runs=" ".join(str(x.get("cpu_s", "")) for x in runs),
+        for policy in policies:
+            # --repeat: that many runs per family, each a fresh process; the families' runs alternate (u, c, u,
+            # c, ...) so that a change in the machine's load falls on both sides of the ratio; a family's row is
+            # its run with the least CPU time (the usual estimator on a shared machine: interference only adds
+            # time), and cpu_runs lists every run's
+            runs: dict[str, list[dict]] = {family: [] for family in args.families}
+            for _ in range(args.repeat):
+                for family in args.families:
+                    if runs[family] and runs[family][-1].get("status") != "ok":
+                        continue    # (a timeout or an error is the row: no point running it again)
+                    runs[family].append(_one_process(family, n, policy, args.timeout))
+            for family in args.families:
+                fr = runs[family]
+                ok = [x for x in fr if x.get("status") == "ok"]
+                row = min(ok, key=lambda x: x["cpu_s"]) if len(ok) == len(fr) else fr[-1]
+                row.update(runs=len(fr), cpu_runs=" ".join(str(x.get("cpu_s", "")) for x in fr),
                            load_1min=round(os.getloadavg()[0], 2), commit=commit,
                            python=platform.python_version(), machine=f"{platform.machine()} x{os.cpu_count()}")
                 rows.append(row)
@@ -177,7 +198,7 @@ def contended_main(args) -> int:
 
 CONTENDED_COLUMNS = ["family", "jobs", "policy", "status", "cpu_s", "wall_s", "peak_rss_mb", "events", "decisions",
                      "hol_place_calls", "jobs_done", "mean_wait_s", "load_1min", "commit", "python", "machine",
-                     "runs", "cpu_runs"]
+                     "runs", "cpu_runs", "schedule_md5"]
 
 
 def _positive_int(s: str) -> int:
