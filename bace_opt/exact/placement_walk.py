@@ -620,6 +620,8 @@ def load_solution_into_pyomo(m, sol: Solution) -> bool:
             pi += d.pi[r] * nr
             if (j, r) in getattr(m, "y", {}) and nr == d.S:
                 m.y[j, r].set_value(1)      # P1.47: held whole by r
+        if pi > d.pi_max and pi - d.pi_max <= 1e-12 * d.pi_max:
+            pi = d.pi_max       # the same sum as pi_max's (P1.15) in another order: rounding, not a bigger value
         if d.K == 1:
             continue
         m.p[j, chain[0]].set_value(1)
