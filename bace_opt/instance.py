@@ -230,6 +230,12 @@ class Instance:
             d[(l.b, l.a)] = i
         return d
 
+    @cached_property
+    def link_ends(self) -> tuple[tuple[int, int], ...]:
+        """Each link's end regions as ``region_index`` integers."""
+        ri = self.region_index
+        return tuple((ri[l.a], ri[l.b]) for l in self.links)
+
     def region(self, name: str) -> Region:
         return self.regions[self.region_index[name]]
 

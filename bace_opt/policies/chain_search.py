@@ -61,8 +61,7 @@ class _Tables:
         self.power_pue = [(inst.gpu_types[reg.gpu_type].power_w, reg.pue) for reg in regs]
         curves = F.price_curves(inst)
         self.curves = [_Curve(curves[r]) for r in names]
-        ri = inst.region_index
-        self.links_ab = [(ri[l.a], ri[l.b]) for l in inst.links]
+        self.links_ab = inst.link_ends
         self._hops: dict[int, tuple] = {}
         self._caps: dict[tuple, dict] = {}
         self.egress_on = bool(inst.objective.egress)

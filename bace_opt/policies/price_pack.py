@@ -41,7 +41,7 @@ import math
 from typing import Sequence
 
 from .. import formulas as F
-from ..instance import Instance, Job
+from ..instance import Job
 from ..schedule import Block, Hop, JobPlan
 from .base import BW_TOL, ClusterState, Residual
 from .bace_pipe import BacePipe, OrderedPolicy, _hosts, _route_latency_ms, plan_cost, resolve_via

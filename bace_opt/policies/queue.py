@@ -202,15 +202,6 @@ class _Band:
         self.lo = self.hi = 0
 
 
-def _link_ends(inst) -> list[tuple[int, int]]:
-    """Each link's end regions as ``region_index`` integers (kept on the instance)."""
-    v = inst.__dict__.get("_queue_link_ends")
-    if v is None:
-        ri = inst.region_index
-        v = inst.__dict__["_queue_link_ends"] = [(ri[l.a], ri[l.b]) for l in inst.links]
-    return v
-
-
 class _Table:
     """A bucket's waiting jobs as numpy columns (compute time, reference demand, b_min, arrival, instance index),
     rows [0, hw) one per job (a job that leaves is replaced by the last row), so that adding and removing a job
@@ -307,8 +298,8 @@ class _Key:
 class _Stream:
     """The waiting jobs of one bucket in ascending decision order (key, arrival, instance index), produced
     lazily: the first few by a vectorized minimum over the bucket's table each (``MIN_POPS``), the rest (when a
-    decision gets that far) by one vectorized sort.  ``cap``: only the jobs with b_min <= cap (the component bound); ``after``: only
-    the jobs after that (key, arrival, index)."""
+    decision gets that far) by one vectorized sort.  ``cap``: only the jobs with b_min <= cap (the component
+    bound); ``after``: only the jobs after that (key, arrival, index)."""
 
     __slots__ = ("grp", "b", "S", "cap", "k", "x", "order", "pos", "first")
 
@@ -483,7 +474,7 @@ class QueueSession:
         # a chain rule that may fail for a job one region can hold (the price chain starts at the cheapest
         # region): once a placement failed at a version, ``fits`` is asked before ``place`` for every job, not
         # only for S > T (``_run``)
-        self.limit_first = self.fits_first and not self.single_places and not self.single_only
+        self.rule_after_fail = self.fits_first and not self.single_places and not self.single_only
         self.waiting: dict[str, Job] = {}
         self.groups: dict[tuple, _Group] = {}
         self.group_of: dict[str, _Group] = {}
@@ -688,7 +679,7 @@ class QueueSession:
         if M >= enough:
             return Ms, xs
         parent = list(range(len(ri)))
-        ab = _link_ends(inst)
+        ab = inst.link_ends
         for k in sorted(range(len(bw)), key=bw.__getitem__, reverse=True):
             if bw[k] <= 0.0:
                 break
@@ -863,10 +854,9 @@ class QueueSession:
                         st2 = _Stream(p.grp, p.b, p.S, p.cap, key, e[:3])
                         nxt = st2.pop()
                         if nxt is not None:
-                            heap.append(nxt[:3] + (seq, st2, nxt[3]))
+                            heapq.heappush(heap, nxt[:3] + (seq, st2, nxt[3]))
                             seq += 1
                     parked = []
-                    heapq.heapify(heap)
             nxt = st.pop()
             if nxt is not None:
                 heapq.heappush(heap, nxt[:3] + (seq, st, nxt[3]))
@@ -901,10 +891,10 @@ class QueueSession:
                 # shared growths) first for a job one region cannot hold, the kind that often does not fit, where
                 # the policy's fits() is cheaper than place() (``fits_first``); a blocking policy for the head of
                 # the queue (usually the job that blocks it)
-                # (``limit_first``: a job one region can hold goes to ``place`` directly until a placement failed
+                # (``rule_after_fail``: a job one region can hold goes to ``place`` directly until a placement failed
                 # at this version, then through the demand rule, which answers a whole bucket at once)
                 ask = (not out) if block else (self.fits_first and (job.stages > self.group_of[job.name].T or (
-                    self.limit_first and self._fail_v == self.version)))
+                    self.rule_after_fail and self._fail_v == self.version)))
                 if ask and snap_v != self.version:
                     snap, snap_v = res.freeze(), self.version
                 if not ask:
