@@ -87,7 +87,11 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, backend: str = 
         params.threads = int(options.threads)   # MathOpt's HiGHS accepts only the default thread count
     if backend == "scip":
         params.gscip.real_params["numerics/feastol"] = 1e-9
-        params.gscip.bool_params["misc/catchctrlc"] = True
+        # SCIP must not catch SIGINT itself: a Ctrl-C that lands as its search ends is swallowed (SCIP's handler
+        # replaces Python's for the solve and the solve returns OPTIMAL), so the command went on and wrote its
+        # output (seen once in CI).  Python's handler always sees it; run_interruptible then abandons the SCIP
+        # thread after its grace period (OR-Tools 9.15's interrupter breaks gSCIP, so SCIP cannot be cancelled)
+        params.gscip.bool_params["misc/catchctrlc"] = False
     else:   # the same tolerances as the native HiGHS adapter
         params.highs.double_options["mip_feasibility_tolerance"] = 1e-9
         params.highs.double_options["primal_feasibility_tolerance"] = 1e-9
@@ -103,8 +107,8 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, backend: str = 
             model_params = mathopt.ModelSolveParameters(solution_hints=[mathopt.SolutionHint(variable_values=hint)])
     t = time.perf_counter()
     try:
-        # Ctrl-C: SCIP catches it itself (misc/catchctrlc, below: its interrupter breaks gSCIP's event handler
-        # in OR-Tools 9.15); HiGHS through MathOpt takes MathOpt's SolveInterrupter
+        # Ctrl-C: HiGHS through MathOpt takes MathOpt's SolveInterrupter; SCIP has no cancel here (the interrupter
+        # breaks gSCIP's event handler in OR-Tools 9.15, and its own catchctrlc can swallow the signal, above)
         stopper = None
         if backend != "scip":
             from ortools.util.python.solve_interrupter import SolveInterrupter
@@ -117,7 +121,7 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, backend: str = 
                            build_s=build_s, solve_s=time.perf_counter() - t)
     solve_s = time.perf_counter() - t
     if getattr(res.termination, "limit", None) == mathopt.Limit.INTERRUPTED:
-        raise KeyboardInterrupt   # SCIP caught Ctrl-C itself (misc/catchctrlc) and stopped: abort, like the others
+        raise KeyboardInterrupt   # a back end that stopped on an interrupt: abort, like the others
     R = mathopt.TerminationReason
     reason = res.termination.reason
     has_sol = res.has_primal_feasible_solution()
