@@ -3,6 +3,8 @@ fewer jobs than BACE-Pipe, never below the proven P1 optimum, its one-job placem
 exact one-job optimum allows)."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -13,6 +15,7 @@ from bace_opt.builders.synthetic import random_instance
 from bace_opt.evaluate import evaluate
 from bace_opt.instance import GpuType, Instance, Job, Link, Region
 from bace_opt.policies import ClusterState, make_policy
+from bace_opt.policies import price_pack as P
 from bace_opt.policies.price_pack import PricePack, cheapest_placement
 
 A = {"A": GpuType("A", 100.0, 48.0, 300.0)}
@@ -100,3 +103,39 @@ def test_one_job_placement_matches_the_exact_optimum_on_metric_latencies(seed, n
     else:
         s = bo.make_schedule(inst, [plan], method="t")
         assert p1_cost(inst, s, 0.0) == pytest.approx(opt.cost_usd, rel=1e-6)
+
+
+def _unfiltered_prefix(self, names):
+    """The packing before issue 15's change: every job of the order in turn, cached per full prefix."""
+    hit = self.cache.get(names)
+    if hit is not None:
+        return hit
+    res, plans, cost = _unfiltered_prefix(self, names[:-1])
+    job = self.jobs[names[-1]]
+    plan = self._place(job, res)
+    if plan is not None:
+        res = res.copy()
+        res.commit(job, plan)
+        plans = plans + (plan,)
+        cost = cost + P.plan_cost(self.state.inst, job, plan)[0]
+    out = (res, plans, cost)
+    self.cache[names] = out
+    return out
+
+
+@pytest.mark.parametrize("seed,factor", [(4, 0.2), (5, 1.0)])
+def test_packing_only_the_jobs_that_fit_makes_the_same_decisions(monkeypatch, seed, factor):
+    # under contention most waiting jobs have no placement on the decision state; the packer packs the
+    # subsequence of an order that has one and caches by it (issue 15): the schedule must be the former one
+    inst = random_instance(seed, n_regions=8, n_jobs=60, topology="sparse", transit=2, hourly_prices=True,
+                           mixed_gpus=True, max_gpus_per_region=16, max_stages=8, max_arrival_s=60.0)
+    inst = bo.Instance(inst.name, inst.gpu_types, inst.reference_gpu, inst.regions,
+                       [dataclasses.replace(l, bandwidth_gbps=l.bandwidth_gbps * factor) for l in inst.links],
+                       inst.jobs).validated()
+    new = bo.simulate(inst, "price-pack").to_dict()
+    calls = []
+    monkeypatch.setattr(P._Packer, "_prefix", lambda self, names: calls.append(1) or _unfiltered_prefix(self, names))
+    old = bo.simulate(inst, "price-pack").to_dict()
+    assert calls and new == old
+    w = [v["wait_s"] for v in new["meta"]["jobs"].values()]
+    assert sum(w) > 0           # a queue built up: decisions saw jobs that fit nowhere

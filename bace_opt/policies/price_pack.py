@@ -126,45 +126,73 @@ def _set_first(queue, names, state):
 
 
 class _Packer:
-    """Packs orders of jobs on copies of one state; caches every prefix's residual, plans and cost."""
+    """Packs orders of jobs on copies of one state; caches every prefix's residual, plans and cost.
+
+    A job with no placement on the decision state has none on any residual of it (``_place``), so it is
+    skipped by every packing: an order packs as its subsequence of jobs that have one, and the prefix cache is
+    keyed by that subsequence (under contention most waiting jobs fit nowhere, so orders that differ only in
+    them share their packings; issue 15)."""
 
     def __init__(self, pol: PricePack, state: ClusterState, queue: Sequence[Job]):
         self.pol, self.state = pol, state
         self.jobs = {j.name: j for j in queue}
         self.cache: dict[tuple, tuple] = {(): (state.copy(), (), 0.0)}
-        self.rates = {j.name: stage_rates(j, state) for j in queue}
+        self.rates: dict[str, dict] = {}
         self.first: dict[str, JobPlan | None] = {}
         self.evals = 0
 
+    def _rates(self, job: Job) -> dict:
+        r = self.rates.get(job.name)
+        if r is None:
+            r = self.rates[job.name] = stage_rates(job, self.state)
+        return r
+
+    def _first(self, name: str) -> JobPlan | None:
+        """The job's placement on the decision state."""
+        first = self.first.get(name, False)
+        if first is False:
+            job = self.jobs[name]
+            first = self.first[name] = self.pol.place(job, self.state, self._rates(job))
+        return first
+
     def _prefix(self, names: tuple) -> tuple[Residual, tuple, float]:
-        hit = self.cache.get(names)
+        return self._packed(tuple(n for n in names if self._first(n) is not None))
+
+    def _packed(self, names: tuple) -> tuple[Residual, tuple, float]:
+        """Pack ``names`` (jobs with a placement on the decision state) in order, from the longest cached
+        prefix."""
+        cache = self.cache
+        hit = cache.get(names)
         if hit is not None:
             return hit
-        res, plans, cost = self._prefix(names[:-1])
-        job = self.jobs[names[-1]]
-        plan = self._place(job, res)
-        if plan is not None:
-            res = res.copy()
-            res.commit(job, plan)
-            plans = plans + (plan,)
-            cost = cost + plan_cost(self.state.inst, job, plan)[0]
-        out = (res, plans, cost)
-        self.cache[names] = out
-        return out
+        k = len(names) - 1
+        while names[:k] not in cache:
+            k -= 1
+        res, plans, cost = cache[names[:k]]
+        for i in range(k, len(names)):
+            job = self.jobs[names[i]]
+            plan = self._place(job, res)
+            if plan is not None:
+                res = res.copy()
+                res.commit(job, plan)
+                plans = plans + (plan,)
+                cost = cost + plan_cost(self.state.inst, job, plan)[0]
+            cache[names[:i + 1]] = (res, plans, cost)
+        return cache[names]
 
     def _place(self, job: Job, res: Residual) -> JobPlan | None:
         """The job's placement on ``res``.  Every residual here has at most the decision state's free GPUs
         and bandwidth, and a plan's cost does not depend on the state, so the job's best plan on the decision
         state is still best on ``res`` whenever it fits there (and a job with no plan there has none here):
-        only when it does not fit is the search run again."""
-        first = self.first.get(job.name, False)
-        if first is False:
-            first = self.first[job.name] = self.pol.place(job, self.state, self.rates[job.name])
+        only when it does not fit is the search run again.  (With ``via="routes"`` a chain's hops take their
+        routes first-fit, so in rare cases a residual admits a chain the decision state's first fit missed;
+        the packing skips such a job all the same: that is this heuristic's rule, not an exact property.)"""
+        first = self._first(job.name)
         if first is None:
             return None
         if res.fits(job, first) is None:
             return first
-        return self.pol.place(job, res, self.rates[job.name])
+        return self.pol.place(job, res, self._rates(job))
 
     def score(self, names: tuple) -> tuple[int, float]:
         self.evals += 1
