@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import bace_opt as bo
+from bace_opt import formulas as F
 from bace_opt.adversary import heuristic_epoch, solve_p1
 from bace_opt.adversary.gap import p1_cost
 from bace_opt.builders.synthetic import random_instance
@@ -139,3 +140,70 @@ def test_packing_only_the_jobs_that_fit_makes_the_same_decisions(monkeypatch, se
     assert calls and new == old
     w = [v["wait_s"] for v in new["meta"]["jobs"].values()]
     assert sum(w) > 0           # a queue built up: decisions saw jobs that fit nowhere
+
+
+_MAY_CHAIN_SAID_NO = []
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.deferred(lambda: _busy_states()), via=st.sampled_from(["links", "routes"]))
+def test_component_check_rejects_only_jobs_without_a_placement(case, via):
+    # cheapest_placement returns None at once when the hosting regions joined by hop options that could carry
+    # b_min hold fewer than S_j stages together (``_may_chain``, issue 15); the full search must agree
+    inst, state = case
+    real = P._may_chain
+    for job in inst.jobs[:10]:
+        fast = cheapest_placement(job, state, via=via)
+        said = []
+        P._may_chain = lambda *a: said.append(real(*a)) or True
+        try:
+            full = cheapest_placement(job, state, via=via)
+        finally:
+            P._may_chain = real
+        assert fast == full, (job.name, via)
+        _MAY_CHAIN_SAID_NO.extend(x for x in said if not x)
+
+
+@pytest.mark.parametrize("topology", ["mesh", "sparse"])
+def test_component_check_at_its_threshold(topology):
+    # every link's residual at b_min (1 - BW_TOL) times 1 -+ a few ulps: the check's threshold is the search's own,
+    # so a stricter or looser check shows here (each job asked with no region holding all its stages)
+    from bace_opt.policies.base import BW_TOL
+    said_no = found = 0
+    for seed in range(1, 7):
+        inst = random_instance(seed, n_regions=5, n_jobs=12, topology=topology, mixed_gpus=True,
+                               max_gpus_per_region=16, max_stages=8)
+        for job in inst.jobs:
+            g = job.gpus_per_stage
+            free = {r.name: min(r.gpus, (job.stages - 1) * g) for r in inst.regions}
+            hosts = {r: n // g for r, n in free.items() if n // g > 0}
+            if not hosts:
+                continue
+            b_min = F.demand_gbps(job, max(job.stage_time_s / inst.speed[r] for r in hosts))
+            for f in (1 - 4e-16, 1.0, 1 + 4e-16, 3.0):
+                state = ClusterState(inst, 0.0, free, [b_min * (1 - BW_TOL) * f] * len(inst.links))
+                for via in ("links", "routes"):
+                    fast = cheapest_placement(job, state, via=via)
+                    said = P._may_chain(job, state, P._hosts(job, state), via, 4)
+                    real = P._may_chain
+                    P._may_chain = lambda *a: True
+                    try:
+                        full = cheapest_placement(job, state, via=via)
+                    finally:
+                        P._may_chain = real
+                    assert fast == full, (seed, job.name, f, via)
+                    said_no += not said
+                    found += full is not None
+    assert said_no and found
+
+
+def test_component_check_was_exercised():
+    # (runs after the property test in file order) the check did reject jobs, else the property is vacuous
+    if not _MAY_CHAIN_SAID_NO:
+        test_component_check_rejects_only_jobs_without_a_placement()
+    assert _MAY_CHAIN_SAID_NO
+
+
+def _busy_states():
+    from test_sim_replay import busy_states
+    return busy_states()

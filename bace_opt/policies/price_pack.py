@@ -246,8 +246,10 @@ def cheapest_placement(job: Job, state: ClusterState, max_regions: int = 4, via:
     S = job.stages
     if sum(hosts.values()) < S:
         return None
-    rate = rates if rates is not None else stage_rates(job, state)
     speed = inst.speed
+    if not _may_chain(job, state, hosts, via, k_routes):
+        return None
+    rate = rates if rates is not None else stage_rates(job, state)
     N, span = job.iterations, job.microbatches + job.stages - 1
     names = sorted(hosts, key=lambda r: (rate[r], r))
     caps = [min(hosts[r], S) for r in names]
@@ -312,6 +314,74 @@ def cheapest_placement(job: Job, state: ClusterState, max_regions: int = 4, via:
     _, order, routes, alloc, b = best
     return JobPlan(job.name, "done", float(state.now), tuple(Block(r, alloc[r]) for r in order),
                    tuple(Hop(rt, b) for rt in routes))
+
+
+#: residual-bandwidth vectors whose pair bottlenecks ``_may_chain`` keeps (per instance, via and k_routes)
+_PAIR_CACHE_SIZE = 8
+
+
+def _may_chain(job: Job, state: ClusterState, hosts: dict, via: str, k_routes: int) -> bool:
+    """False only if ``cheapest_placement`` surely finds nothing (issue 15: under contention most waiting jobs
+    fit nowhere, and the search for those tried every region set).  A region that holds all S_j stages is a
+    placement.  Otherwise every hop of a chain joins two hosting regions by a hop option (the direct link, or
+    one of the ``k_routes`` routes) whose links all have residual >= b (1 - BW_TOL) (``_best_order``: the
+    chain's own use only lowers a residual), with b = b_j at the chain's slowest stage time >= b_min, b_j at
+    the slowest hosting region (``F.demand_gbps`` falls as the stage time grows, and so do its IEEE values);
+    so the chain lies in one component of the hosting regions joined by options with bottleneck >= b_min (1 -
+    BW_TOL), whose regions must hold S_j stages together."""
+    S = job.stages
+    caps = {r: (n if n < S else S) for r, n in hosts.items()}
+    if max(caps.values()) >= S:
+        return True
+    inst = state.inst
+    thr = F.demand_gbps(job, max(job.stage_time_s / inst.speed[r] for r in hosts)) * (1 - BW_TOL)
+    best = _pair_bottlenecks(inst, state, via, k_routes)
+    names = list(hosts)
+    parent = {r: r for r in names}
+    tot = dict(caps)
+    for i, u in enumerate(names):
+        for v in names[i + 1:]:
+            key = (u, v) if u < v else (v, u)
+            bn = best.get(key)
+            if bn is None:
+                bn = best[key] = _option_bottleneck(inst, state, u, v, via, k_routes)
+            if bn < thr:
+                continue
+            a, b = u, v
+            while parent[a] != a:
+                a = parent[a]
+            while parent[b] != b:
+                b = parent[b]
+            if a != b:
+                parent[a] = b
+                tot[b] += tot.pop(a)
+                if tot[b] >= S:
+                    return True
+    return False
+
+
+def _pair_bottlenecks(inst, state: ClusterState, via: str, k_routes: int) -> dict:
+    """{(u, v), u < v: the largest bottleneck residual of u-v's hop options} on ``state``'s residual bandwidth,
+    filled lazily, kept for the last few bandwidth vectors (the same for every job asked on one state)."""
+    caches = inst.__dict__.setdefault("_price_pack_pairs", {})
+    lru = caches.setdefault((via, k_routes), {})
+    key = tuple(state.free_gbps(k) for k in range(len(inst.links)))
+    d = lru.pop(key, None)
+    if d is None:
+        d = {}
+        if len(lru) >= _PAIR_CACHE_SIZE:
+            del lru[next(iter(lru))]
+    lru[key] = d
+    return d
+
+
+def _option_bottleneck(inst, state: ClusterState, u: str, v: str, via: str, k_routes: int) -> float:
+    if via == "links":
+        k = inst.link_index.get((u, v))
+        return -math.inf if k is None else state.free_gbps(k)
+    # both directions: a chain may take the hop either way, and ``inst.routes`` lists each direction's own
+    return max((min(state.free_gbps(e) for e in rt.links)
+                for a, b in ((u, v), (v, u)) for rt in inst.routes(a, b, k_routes)), default=-math.inf)
 
 
 def stage_rates(job: Job, state: ClusterState) -> dict[str, float]:
