@@ -137,14 +137,16 @@ class _Packer:
         self.pol, self.state = pol, state
         self.jobs = {j.name: j for j in queue}
         self.cache: dict[tuple, tuple] = {(): (state.copy(), (), 0.0)}
-        self.rates: dict[str, dict] = {}
+        self.rates: dict[int, dict] = {}
         self.first: dict[str, JobPlan | None] = {}
         self.evals = 0
 
     def _rates(self, job: Job) -> dict:
-        r = self.rates.get(job.name)
+        """``stage_rates``: the job enters it only through its GPUs per stage (the same float expression)."""
+        g = job.gpus_per_stage
+        r = self.rates.get(g)
         if r is None:
-            r = self.rates[job.name] = stage_rates(job, self.state)
+            r = self.rates[g] = stage_rates(job, self.state)
         return r
 
     def _first(self, name: str) -> JobPlan | None:
