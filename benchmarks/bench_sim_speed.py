@@ -20,8 +20,9 @@ The contended family (issue 15), ``--contended``: ``bace-opt generate random --s
 arrivals uniform over [0, N] s (about one job per second, so a queue builds: every policy's mean wait is
 reported) beside the same instance with arrivals over [0, 100 N] s (nobody waits), for N in ``--sizes``
 (default 1000 4000 20000 100000) and every policy of ``--policies`` (default: the heuristics and ablations;
-exact-p1 solves a MILP per event, so it is run only when named, at small sizes, with ``exact-p1@generic`` beside it
-for the generic queue path).  Each run is a fresh process (``--one``), so its peak
+price-pack, whose every decision searches each waiting job's cheapest placement, and exact-p1, which solves a MILP
+per event, are run only when named, at small sizes; ``exact-p1@generic`` runs exact-p1 through the generic queue
+path beside its own session).  Each run is a fresh process (``--one``), so its peak
 memory (``ru_maxrss``) is its own; time is the simulation's CPU time (``time.process_time``, one core, the
 machine may be shared) and wall time, both including ``make_schedule``'s pricing, not the instance build.
 A run that exceeds ``--timeout`` s of wall time is recorded as such.  ``--repeat K`` runs each row K times
