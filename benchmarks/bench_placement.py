@@ -12,7 +12,8 @@ Writes benchmarks/results/bench_placement.csv and .md.
 
     .venv/bin/python benchmarks/bench_placement.py --realistic [--variants highs:walk,highs:position]
 
-(variants highs:walk0 = the walk model without P1.46-P1.50 and highs:walkp1 = without the price-pack start
+(variants highs-split[:L2/L3[/parts]] = the split proofs of placement_split, e.g. highs-split:seeds/parts/2;
+highs:walk0 = the walk model without P1.46-P1.50 and highs:walkp1 = without the price-pack start
 and the level-3 cutoff P1.51, for before / after figures in one run; see WALK_VARIANTS; a suffix #N runs the
 variant with random seed N, e.g. highs:walk#2, to see how much of a difference is the search's luck)
 
@@ -88,6 +89,22 @@ def parse_variant(text: str) -> tuple[str, str, int]:
     return parts[0], (parts[1] if len(parts) > 1 else "walk"), int(seed) if sep else 0
 
 
+def split_options(form: str) -> dict:
+    """``highs-split`` variants: "walk" = the defaults of ``placement_split``; else "L2/L3[/parts]" with L2, L3 in
+    parts, seeds, whole (how levels 2 and 3 are run, ``placement_split.plan_groups``) and the number of parts."""
+    if form == "walk":
+        return {}
+    bits = form.split("/")
+    if len(bits) not in (2, 3) or any(b not in ("parts", "seeds", "whole") for b in bits[:2]) or \
+            (len(bits) == 3 and not bits[2].isdigit()):
+        raise SystemExit(f"--variants: highs-split:{form}: expected walk or L2/L3[/parts], L2 and L3 in "
+                         "parts, seeds, whole")
+    out = {"split_l2": bits[0], "split_l3": bits[1]}
+    if len(bits) == 3:
+        out["split_parts"] = int(bits[2])
+    return out
+
+
 #: the walk model's families P1.46-P1.50 (models/placement.md section 9c), off in the "walk0" variant
 WALK_CUTS = ("REGION_COVERS", "WHOLE_JOBS", "OPEN_TRAILS", "ORIENTED_TRAILS", "PAIR_CUTS", "PRICE_VAR")
 #: walk variants = the walk model with some of the later changes off, for before / after figures in one run:
@@ -150,6 +167,10 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         cpu0 = time.process_time()
         t = time.perf_counter()
         kw = {} if backend in ("cpsat", "race") else {"formulation": "walk" if form in WALK_VARIANTS else form}
+        bopts = {}
+        if backend == "highs-split":       # form "walk" (the defaults) or L2/L3[/parts], e.g. seeds/parts/2
+            kw = {"formulation": "walk"}
+            bopts = split_options(form)
         if backend == "race":       # "race" shares proven levels; "race:noshare" races whole solves
             from bace_opt.solvers.race import race_placement
             res = race_placement(inst, options=SolveOptions(time_limit_s=tl, threads=args.threads, seed=seed),
@@ -157,10 +178,12 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         else:
             with _walk_cuts(form):
                 res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl, threads=args.threads,
-                                                                                 seed=seed), **kw)
+                                                                                 seed=seed, backend_options=bopts),
+                                      **kw)
         wall = time.perf_counter() - t
         cpu = time.process_time() - cpu0
         si = res.solver_info
+        cpu += (si.extra or {}).get("worker_cpu_s", 0.0)      # highs-split: its workers' CPU (start-up included)
         lv = {l["level"]: l for l in res.levels}
         lpb = (si.extra or {}).get("levels_proved_by") or {}
         row = dict(instance=label, backend=backend,
@@ -187,8 +210,8 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
     z1 = next((r["jobs_started"] for r in rows if r["instance"] == label and r["level_status"].startswith("optimal")),
               None)       # level 1 proven
     if z1 is not None:
-        for form in sorted({r["formulation"] for r in rows if r["instance"] == label and r["backend"] != "race"
-                            and r["formulation"] != "-"}):
+        for form in sorted({r["formulation"] for r in rows if r["instance"] == label
+                            and r["backend"] not in ("race", "highs-split") and r["formulation"] != "-"}):
             tb = time.perf_counter()
             with _walk_cuts(form):
                 lp = lp_relaxation_bound(data, level=2, fix={1: z1},
@@ -293,7 +316,7 @@ def _realistic_targets(rows, family="realistic"):
     lines = []
     target = RANDOM_LARGE_TARGET_S if family == "random-large" else REALISTIC_TARGET_S
     for r in rows:
-        if r["backend"] != "highs":
+        if r["backend"] not in ("highs", "highs-split"):
             continue
         ok = r["status"] == "optimal" and r["wall_s"] < target
         lines.append(f"TARGET {'MET   ' if ok else 'MISSED'} {r['instance']} {_label(r)}: {r['status']} in "
@@ -352,7 +375,8 @@ def main(argv=None) -> int:
     ap.add_argument("--realistic", action="store_true", help="the issue-11 realistic suite (see the docstring)")
     ap.add_argument("--variants", default="highs:walk,highs:position",
                     help="realistic suite: comma-separated backend[:formulation][#seed] (formulation walk|position; "
-                         "backend highs, scip, cpsat or race; #seed: the back end's random seed, default 0)")
+                         "backend highs, highs-split, scip, cpsat or race; highs-split:L2/L3[/parts]; #seed: the "
+                         "back end's random seed, default 0)")
     ap.add_argument("--seeds", default="1,2,3", help="realistic suite: seeds (default 1,2,3)")
     ap.add_argument("--family", choices=["realistic", "paper8", "random-large"], default="realistic",
                     help="with --realistic: the issue-11 realistic instances, the paper 8-job instances (for the "
