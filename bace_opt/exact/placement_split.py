@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 NAME = "highs-split"
 #: number of parts of each level's proof (a power of two: 2^d parts for d split binaries); the
 #: ``backend_options`` key ``split_parts`` overrides it per solve
-SPLIT_PARTS = 4
+SPLIT_PARTS = 2
 #: worker processes (None: one per core, at most the number of parts); ``split_workers`` overrides it
 SPLIT_WORKERS: int | None = None
 #: how levels 2 and 3 are run (``plan_groups``): "parts" (the 2^d parts), "seeds" (a race of two whole searches
@@ -330,14 +330,24 @@ class _Pool:
 
     def stop(self) -> None:
         from ..solvers.race import _stop
-        for box in self.inboxes:
+        for w, box in enumerate(self.inboxes):
             try:
-                box.put(None)
+                box.put(None)           # an idle worker ends on its own (a busy one is cancelled first)
+                self.cancel[w].set()
             except Exception:
                 pass
+        end = time.monotonic() + 1.0
+        for p in self.procs:
+            p.join(max(end - time.monotonic(), 0.0))
         _stop(self.procs)
         for box in self.inboxes + [self.out]:
             box.cancel_join_thread()
+            box.close()
+        for p in self.procs:
+            if not p.is_alive():
+                p.close()
+        # drop the queues and events now (their semaphores are released when collected, not at exit)
+        self.inboxes, self.out, self.cancel, self.procs = [], None, [], []
 
 
 def _proven(level: int, status: str) -> bool:
@@ -422,7 +432,7 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         c_start = pyo.value(m.obj_cost.expr)
         deadline = None if options.time_limit_s is None else t_start + options.time_limit_s
         pool.wait_ready(deadline)
-        log.info("highs-split: workers ready, parts running (Ctrl-C aborts)")
+        log.info("highs-split: workers ready, solver running in parts (Ctrl-C aborts)")
         # ---- level 2, with level 3's parts started speculatively on workers idle in level 2's tail
         t2 = time.perf_counter()
         best = {"z": c_start, "sol": start}
