@@ -182,3 +182,9 @@ def _gone(pid: int, wait_s: float = 3.0) -> bool:
         if time.monotonic() - t > wait_s:
             return False
         time.sleep(0.1)
+
+
+def test_split_is_not_a_race_member():
+    from bace_opt.solvers import race
+    with pytest.raises(InputError, match="race members"):
+        race.check_members(["highs", "highs-split"])
