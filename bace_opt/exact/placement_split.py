@@ -50,8 +50,10 @@ SPLIT_WORKERS: int | None = None
 SPLIT_L2 = "parts"
 SPLIT_L3 = "parts"
 #: level-3 parts start on workers left idle in level 2's tail, from the best level-2 placement known then; they
-#: count only if level 2 ends on that placement (models/placement.md section 9f)
-SPECULATE = True
+#: count only if level 2 ends on that placement (models/placement.md section 9f).  Off: a part reports its
+#: placement only when it ends, so the part still running usually holds the final one and the speculative work
+#: was thrown away in every measured run (benchmarks/README.md, sixth round), while it takes CPU from it
+SPECULATE = False
 #: a level-2 part's cutoff is the best known cost times (1 + this) (the level tolerance)
 CUTOFF_SLACK = LEVEL_TOL
 #: the parent waits this long past the time limit before giving up on the workers
