@@ -43,7 +43,7 @@ def _agree(a, b):
 
 
 def _split(inst, **bopts):
-    opts = SolveOptions(time_limit_s=60, backend_options={"split_parts": 4, **bopts})
+    opts = SolveOptions(time_limit_s=60, backend_options={"split_parts": 4, "split_l2": "parts", **bopts})
     return solve_placement(inst, solver="highs-split", options=opts)
 
 
@@ -67,6 +67,14 @@ def test_split_proves_the_plain_optima(plain, greedy_start):
         assert [len(l.get("parts", [])) for l in r.levels] == [0, 4, 4]
         assert _agree(_levels(r), plain[s]), (s, _levels(r), plain[s])
         assert si.extra["worker_cpu_s"] > 0
+
+
+def test_level3_parts_started_in_level_2s_tail_give_the_plain_optima(plain, greedy_start, monkeypatch):
+    monkeypatch.setattr(SP, "SPECULATE", True)
+    s = SEEDS[0]
+    r = _split(_inst(s))
+    assert r.solver_info.status == "optimal" and _agree(_levels(r), plain[s])
+    assert r.solver_info.extra["level3_speculative"]["started"] >= 0
 
 
 def test_seed_race_of_level_2_proves_the_plain_optimum(plain):

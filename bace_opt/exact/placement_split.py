@@ -47,8 +47,8 @@ SPLIT_PARTS = 2
 SPLIT_WORKERS: int | None = None
 #: how levels 2 and 3 are run (``plan_groups``): "parts" (the 2^d parts), "seeds" (a race of two whole searches
 #: with HiGHS random seeds s and s + 1), "whole" (one search in a worker); ``split_l2`` / ``split_l3`` override
-SPLIT_L2 = "parts"
-SPLIT_L3 = "parts"
+SPLIT_L2 = "whole"      # measured: level 2's parts cost about as much as the whole each (benchmarks/README.md,
+SPLIT_L3 = "parts"      # sixth round), level 3's halves about 0.6-0.7x of the whole
 #: level-3 parts start on workers left idle in level 2's tail, from the best level-2 placement known then; they
 #: count only if level 2 ends on that placement (models/placement.md section 9f).  Off: a part reports its
 #: placement only when it ends, so the part still running usually holds the final one and the speculative work
