@@ -17,11 +17,16 @@ combination of 0 and 1, and the parts go to a small work queue served by ``worke
   P1.51) is proven when every part's proof is; a part that finds a shorter placement proves its own part's
   optimum, and the level's optimum is the least of the parts' (the incumbent's run time included).
 
+A level may also be run as several groups of parts, each covering the whole feasible set (``plan_groups``:
+"parts", "seeds" = a race of two whole searches with different HiGHS seeds, "whole"); it is proven by the first
+group whose every part is, and the parts still running are then cancelled through HiGHS's own cancel.  By
+default (measured, benchmarks/README.md, sixth round) level 2 runs whole on one worker and level 3 in two parts.
+
 Level 1 (count) is decided in the calling process (by the GPU-count bound when the start reaches it, else by
 one plain solve), as is the choice of the split binaries; the parent never runs two HiGHS searches at
 once (two HiGHS solves in threads of one process hung, benchmarks/README.md, fifth round).  Workers are
-*spawned* with SIGINT ignored; Ctrl-C in the parent stops them (SIGTERM, then SIGKILL) before it propagates,
-as in ``solvers.race``.  Negative prices (the walk model is not exact there) or a formulation other than walk
+*spawned* with SIGINT ignored (a solve running in one cancels itself on Ctrl-C); Ctrl-C in the parent ends
+them (None on their queue and a cancel, then SIGTERM and SIGKILL) before it propagates, as in ``solvers.race``.  Negative prices (the walk model is not exact there) or a formulation other than walk
 fall back to the plain serial solve.
 """
 from __future__ import annotations
@@ -48,7 +53,7 @@ SPLIT_WORKERS: int | None = None
 #: how levels 2 and 3 are run (``plan_groups``): "parts" (the 2^d parts), "seeds" (a race of two whole searches
 #: with HiGHS random seeds s and s + 1), "whole" (one search in a worker); ``split_l2`` / ``split_l3`` override
 SPLIT_L2 = "whole"      # measured: level 2's parts cost about as much as the whole each (benchmarks/README.md,
-SPLIT_L3 = "parts"      # sixth round), level 3's halves about 0.6-0.7x of the whole
+SPLIT_L3 = "parts"      # sixth round), level 3's halves 0.74-0.77x of the whole (CPU)
 #: level-3 parts start on workers left idle in level 2's tail, from the best level-2 placement known then; they
 #: count only if level 2 ends on that placement (models/placement.md section 9f).  Off: a part reports its
 #: placement only when it ends, so the part still running usually holds the final one and the speculative work
