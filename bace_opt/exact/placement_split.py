@@ -59,6 +59,9 @@ SPLIT_L3 = "parts"      # sixth round), level 3's halves 0.74-0.77x of the whole
 #: placement only when it ends, so the part still running usually holds the final one and the speculative work
 #: was thrown away in every measured run (benchmarks/README.md, sixth round), while it takes CPU from it
 SPECULATE = False
+#: with level 2 "whole", the calling process solves it itself (no wait for the workers' start-up; they take
+#: level 3's parts), exactly as the plain level driver does
+LEVEL2_HERE = True
 #: a level-2 part's cutoff is the best known cost times (1 + this) (the level tolerance)
 CUTOFF_SLACK = LEVEL_TOL
 #: the parent waits this long past the time limit before giving up on the workers
@@ -438,8 +441,10 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         fm.load_solution_into_pyomo(m, start)
         c_start = pyo.value(m.obj_cost.expr)
         deadline = None if options.time_limit_s is None else t_start + options.time_limit_s
-        pool.wait_ready(deadline)
-        log.info("highs-split: workers ready, solver running in parts (Ctrl-C aborts)")
+        here = how[2] == "whole" and LEVEL2_HERE
+        if not here:
+            pool.wait_ready(deadline)
+            log.info("highs-split: workers ready, solver running in parts (Ctrl-C aborts)")
         # ---- level 2, with level 3's parts started speculatively on workers idle in level 2's tail
         t2 = time.perf_counter()
         best = {"z": c_start, "sol": start}
@@ -484,8 +489,21 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
             l3["spec"] += 1
             return l3["queue"].pop(0)
 
-        pool.run("l2", _tasks("l2", groups, z1, options, prep2, done2),
-                 lambda: _complete(2, groups, answers) is not None, deadline, spare)
+        if here:                # level 2 whole in this process while the workers start (they take level 3)
+            task = {"part": groups[0][0]["id"], "cutoff": None}
+            warm = fm.load_solution_into_pyomo(m, start) is not False
+            c0 = time.process_time()
+            res = M._run_backend(m, "highs", replace(options, seed=groups[0][0]["seed"]), warm,
+                                 remaining_s(options, t_start))
+            ans = {"status": res.termination.value, "objective": res.objective, "bound": res.bound,
+                   "nodes": res.nodes, "solve_s": res.solve_s, "message": res.message, "solution": None,
+                   "wall_s": res.solve_s, "cpu_s": time.process_time() - c0}
+            if res.has_solution:
+                ans.update(z=max(pyo.value(m.obj_cost.expr), res.objective), solution=fm.solution_from_pyomo(m))
+            done2(task, ans)
+        else:
+            pool.run("l2", _tasks("l2", groups, z1, options, prep2, done2),
+                     lambda: _complete(2, groups, answers) is not None, deadline, spare)
         res2 = _combine2(groups, answers, best, time.perf_counter() - t2)
         rec = level_record(2, res2, prep_s)
         rec["parts"] = _part_rows(parts, answers)
