@@ -20,7 +20,8 @@ combination of 0 and 1, and the parts go to a small work queue served by ``worke
 A level may also be run as several groups of parts, each covering the whole feasible set (``plan_groups``:
 "parts", "seeds" = a race of two whole searches with different HiGHS seeds, "whole"); it is proven by the first
 group whose every part is, and the parts still running are then cancelled through HiGHS's own cancel.  By
-default (measured, benchmarks/README.md, sixth round) level 2 runs whole on one worker and level 3 in two parts.
+default (measured, benchmarks/README.md, sixth round) level 2 runs whole, in the calling process while the
+workers start (``LEVEL2_HERE``), and level 3 in two parts on the workers.
 
 Level 1 (count) is decided in the calling process (by the GPU-count bound when the start reaches it, else by
 one plain solve), as is the choice of the split binaries; the parent never runs two HiGHS searches at
