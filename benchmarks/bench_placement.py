@@ -12,7 +12,8 @@ Writes benchmarks/results/bench_placement.csv and .md.
 
     .venv/bin/python benchmarks/bench_placement.py --realistic [--variants highs:walk,highs:position]
 
-(variants highs:walk0 = the walk model without P1.46-P1.50 and highs:walkp1 = without the price-pack start
+(variants highs-split[:L2/L3[/parts]] = the split proofs of placement_split, e.g. highs-split:seeds/parts/2;
+highs:walk0 = the walk model without P1.46-P1.50 and highs:walkp1 = without the price-pack start
 and the level-3 cutoff P1.51, for before / after figures in one run; see WALK_VARIANTS; a suffix #N runs the
 variant with random seed N, e.g. highs:walk#2, to see how much of a difference is the search's luck)
 
@@ -88,6 +89,22 @@ def parse_variant(text: str) -> tuple[str, str, int]:
     return parts[0], (parts[1] if len(parts) > 1 else "walk"), int(seed) if sep else 0
 
 
+def split_options(form: str) -> dict:
+    """``highs-split`` variants: "walk" = the defaults of ``placement_split``; else "L2/L3[/parts]" with L2, L3 in
+    parts, seeds, whole (how levels 2 and 3 are run, ``placement_split.plan_groups``) and the number of parts."""
+    if form == "walk":
+        return {}
+    bits = form.split("/")
+    if len(bits) not in (2, 3) or any(b not in ("parts", "seeds", "whole") for b in bits[:2]) or \
+            (len(bits) == 3 and not bits[2].isdigit()):
+        raise SystemExit(f"--variants: highs-split:{form}: expected walk or L2/L3[/parts], L2 and L3 in "
+                         "parts, seeds, whole")
+    out = {"split_l2": bits[0], "split_l3": bits[1]}
+    if len(bits) == 3:
+        out["split_parts"] = int(bits[2])
+    return out
+
+
 #: the walk model's families P1.46-P1.50 (models/placement.md section 9c), off in the "walk0" variant
 WALK_CUTS = ("REGION_COVERS", "WHOLE_JOBS", "OPEN_TRAILS", "ORIENTED_TRAILS", "PAIR_CUTS", "PRICE_VAR")
 #: walk variants = the walk model with some of the later changes off, for before / after figures in one run:
@@ -150,6 +167,10 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         cpu0 = time.process_time()
         t = time.perf_counter()
         kw = {} if backend in ("cpsat", "race") else {"formulation": "walk" if form in WALK_VARIANTS else form}
+        bopts = {}
+        if backend == "highs-split":       # form "walk" (the defaults) or L2/L3[/parts], e.g. seeds/parts/2
+            kw = {"formulation": "walk"}
+            bopts = split_options(form)
         if backend == "race":       # "race" shares proven levels; "race:noshare" races whole solves
             from bace_opt.solvers.race import race_placement
             res = race_placement(inst, options=SolveOptions(time_limit_s=tl, threads=args.threads, seed=seed),
@@ -157,10 +178,12 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         else:
             with _walk_cuts(form):
                 res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl, threads=args.threads,
-                                                                                 seed=seed), **kw)
+                                                                                 seed=seed, backend_options=bopts),
+                                      **kw)
         wall = time.perf_counter() - t
         cpu = time.process_time() - cpu0
         si = res.solver_info
+        cpu += (si.extra or {}).get("worker_cpu_s", 0.0)      # highs-split: its workers' CPU (start-up included)
         lv = {l["level"]: l for l in res.levels}
         lpb = (si.extra or {}).get("levels_proved_by") or {}
         row = dict(instance=label, backend=backend,
@@ -176,19 +199,20 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
                    level_solve_s="/".join(f"{lv[k]['solve_s']:.1f}" for k in sorted(lv)),
                    level_nodes="/".join(str(lv[k]["nodes"]) for k in sorted(lv)),
                    level_status="/".join(lv[k]["status"] for k in sorted(lv)),
+                   parts_cpu_s=_parts_cpu(res.levels),
                    root_bound_l2=None, loadavg_start=round(load0, 2), loadavg_end=round(os.getloadavg()[0], 2),
                    commit=commit)
         rows.append(row)
         print(" ".join(f"{k}={_fmt(row[k])}" for k in ("instance", "backend", "formulation", "seed", "status", "wall_s",
                                                         "cpu_s", "cost_usd", "run_s", "level_build_s",
                                                         "level_solve_s", "level_nodes", "level_status",
-                                                        "loadavg_start", "loadavg_end")), flush=True)
+                                                        "parts_cpu_s", "loadavg_start", "loadavg_end")), flush=True)
     # root bounds per formulation (level 2 LP relaxation, level 1 fixed at the proven count)
     z1 = next((r["jobs_started"] for r in rows if r["instance"] == label and r["level_status"].startswith("optimal")),
               None)       # level 1 proven
     if z1 is not None:
-        for form in sorted({r["formulation"] for r in rows if r["instance"] == label and r["backend"] != "race"
-                            and r["formulation"] != "-"}):
+        for form in sorted({r["formulation"] for r in rows if r["instance"] == label
+                            and r["backend"] not in ("race", "highs-split") and r["formulation"] != "-"}):
             tb = time.perf_counter()
             with _walk_cuts(form):
                 lp = lp_relaxation_bound(data, level=2, fix={1: z1},
@@ -197,6 +221,17 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
                 if r["instance"] == label and r["formulation"] == form:
                     r["root_bound_l2"] = lp
             print(f"  {label} {form}: level-2 LP bound {lp:.9g} ({time.perf_counter() - tb:.1f} s)", flush=True)
+
+
+def _parts_cpu(levels) -> str | None:
+    """highs-split: each level's parts as CPU seconds in their workers ("L2 a/b L3 c/d"; "-" for a part not run
+    or cancelled), the split's work per part; None for other back ends."""
+    bits = []
+    for l in levels:
+        if l.get("parts"):
+            bits.append(f"L{l['level']} " + "/".join("-" if p.get("cpu_s") is None else f"{p['cpu_s']:.1f}"
+                                                      for p in l["parts"]))
+    return " ".join(bits) or None
 
 
 def _realistic_write(args, rows, commit) -> None:
@@ -212,7 +247,7 @@ def _realistic_write(args, rows, commit) -> None:
     _write_atomic(out / f"{name}.csv", _csv_text(rows))
     cols = ["instance", "backend", "formulation", "seed", "status", "proved_by", "wall_s", "cpu_s", "jobs_started", "cost_usd",
             "run_s", "root_bound_l2", "build_s", "level_build_s", "level_solve_s", "level_nodes", "level_status",
-            "loadavg_start", "loadavg_end"]
+            "parts_cpu_s", "loadavg_start", "loadavg_end"]
     what = {"realistic": "8 AWS regions, 28 measured links, mixed A100-80GB/H100-80GB, hourly prices, 16 jobs "
                          "(bench_placement.realistic)",
             "paper8": "the paper instances, 6 regions x 8 jobs",
@@ -221,7 +256,7 @@ def _realistic_write(args, rows, commit) -> None:
     md = [f"# P1 {args.family} benchmark (commit {commit}, {os.cpu_count()} cores shared with other sessions, "
           f"threads={args.threads})\n",
           f"Instances: {what}.  Variants: walk = the new formulation with P1.41-P1.50 (models/placement.md sections "
-          "9-9d), walk0 = the same without P1.46-P1.51 and the price-pack start (as before section 9c), walkp1 = without P1.51 and the price-pack start (as after section 9c), position = the old one.  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
+          "9-9d), walk0 = the same without P1.46-P1.51 and the price-pack start (as before section 9c), walkp1 = without P1.51 and the price-pack start (as after section 9c), position = the old one; highs-split = the walk model with the proofs of levels 2 and 3 split into parts on worker processes (section 9f; formulation column: walk = defaults, else L2/L3/parts), its cpu_s includes the workers' CPU.  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
           "proven by the GPU-count bound shows 0.0 s and None nodes.  root_bound_l2 = LP relaxation of level 2 "
           "with level 1 fixed.  loadavg = 1-minute load when the row started / ended (2 cores): timings scale "
           "with it; compare rows of one run.\n",
@@ -293,7 +328,7 @@ def _realistic_targets(rows, family="realistic"):
     lines = []
     target = RANDOM_LARGE_TARGET_S if family == "random-large" else REALISTIC_TARGET_S
     for r in rows:
-        if r["backend"] != "highs":
+        if r["backend"] not in ("highs", "highs-split"):
             continue
         ok = r["status"] == "optimal" and r["wall_s"] < target
         lines.append(f"TARGET {'MET   ' if ok else 'MISSED'} {r['instance']} {_label(r)}: {r['status']} in "
@@ -352,7 +387,8 @@ def main(argv=None) -> int:
     ap.add_argument("--realistic", action="store_true", help="the issue-11 realistic suite (see the docstring)")
     ap.add_argument("--variants", default="highs:walk,highs:position",
                     help="realistic suite: comma-separated backend[:formulation][#seed] (formulation walk|position; "
-                         "backend highs, scip, cpsat or race; #seed: the back end's random seed, default 0)")
+                         "backend highs, highs-split, scip, cpsat or race; highs-split:L2/L3[/parts]; #seed: the "
+                         "back end's random seed, default 0)")
     ap.add_argument("--seeds", default="1,2,3", help="realistic suite: seeds (default 1,2,3)")
     ap.add_argument("--family", choices=["realistic", "paper8", "random-large"], default="realistic",
                     help="with --realistic: the issue-11 realistic instances, the paper 8-job instances (for the "

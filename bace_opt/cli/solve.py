@@ -14,7 +14,7 @@ from .._format import pct, short, unit_of
 
 log = logging.getLogger("bace_opt.cli.solve")
 
-SOLVERS = ("highs", "cpsat", "scip", "mathopt-highs", "race")
+SOLVERS = ("highs", "cpsat", "scip", "mathopt-highs", "race", "highs-split")
 
 
 def add_parser(sub):
@@ -28,7 +28,8 @@ def add_parser(sub):
     p.add_argument("--solver", choices=SOLVERS, default="highs",
                    help="highs: HiGHS via Pyomo; scip / mathopt-highs: the same model via MPS and OR-Tools "
                         "MathOpt; cpsat: OR-Tools CP-SAT model; race (placement): --race-members in parallel "
-                        "processes, the first proof wins")
+                        "processes, the first proof wins; highs-split (placement): HiGHS with the proofs of levels 2 "
+                        "and 3 split into parts solved by worker processes, one per core")
     p.add_argument("--race-members", default=None, metavar="A,B",
                    help="back ends of --solver race (default highs,cpsat; e.g. highs,cpsat,scip)")
     p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S", help="wall-clock limit, s (default 60)")

@@ -61,6 +61,8 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     opts = _options(options, time_limit, gap, threads, log_output)
     if solver == "race" and problem != "placement":
         raise InputError("solver 'race' (racing portfolio) applies to problem 'placement' (P1) only")
+    if solver == "highs-split" and problem != "placement":
+        raise InputError("solver 'highs-split' (split proofs) applies to problem 'placement' (P1) only")
     if problem == "schedule":
         try:
             from .schedule import solve_schedule
