@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 
 NAME = "race"
 DEFAULT_MEMBERS = ("highs", "cpsat")
+#: seconds a member asked to stop through its inbox gets to end on its own (its back end's cancel) before it
+#: is terminated
+POLITE_S = 1.0
 STOP_GRACE_S = 2.0      # SIGTERM, then SIGKILL after this
 GRACE_S = 10.0          # the parent waits this long past the members' time limit before stopping them
 POLL_S = 0.05
@@ -98,7 +101,8 @@ class _MemberShare:
                 got = inbox.get()
             except (EOFError, OSError):
                 return
-            if got is None:
+            if got is None:            # the race is over: stop whatever runs (the child then ends normally)
+                self.over = True
                 return
             with self._lock:
                 self._proved.setdefault(got.level, got)
@@ -182,8 +186,17 @@ class _LocalMember:
             base.ABANDONED.append(self.name)
 
 
-def _stop(procs) -> None:
+def _stop(procs, polite: bool = False) -> None:
+    """End every member: with ``polite`` (they were asked to stop through their inboxes) they get up to
+    ``POLITE_S`` to end on their own first; then terminate, and kill what is left after ``STOP_GRACE_S``."""
     procs = [p for p in procs if p.pid is not None]     # a member whose start failed was never started
+    if polite:
+        deadline = time.monotonic() + POLITE_S
+        for p in procs:
+            if isinstance(p, _LocalMember):
+                p.terminate()                            # (sets its flag: the same request)
+            else:
+                p.join(max(deadline - time.monotonic(), 0.0))
     for p in procs:
         if p.is_alive():
             p.terminate()
@@ -293,13 +306,14 @@ def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: S
                 winner = choose(results)
                 break
     finally:
-        _stop(procs)      # also on KeyboardInterrupt: no child outlives the race
-        for box in inboxes:     # ends the in-process listener; a stopped member may leave data unread:
-            if box is not None:  # never wait on it at exit
-                box.put(None)
-                if hasattr(box, "cancel_join_thread"):
-                    box.cancel_join_thread()
-                    box.close()
+        for box in inboxes:     # asks every member to stop and end on its own (its listener sets ``over``),
+            if box is not None:  # so that a child releases what it holds (else Python warns of leaked
+                box.put(None)    # semaphores at exit); then _stop terminates whatever is still running
+        _stop(procs, polite=any(box is not None for box in inboxes))   # also on KeyboardInterrupt
+        for box in inboxes:     # a stopped member may leave data unread: never wait on it at exit
+            if box is not None and hasattr(box, "cancel_join_thread"):
+                box.cancel_join_thread()
+                box.close()
         out.cancel_join_thread()     # (not closed: an abandoned in-process member may still report into it)
     wall = time.perf_counter() - t0
     summary = [{"member": m, "status": (results[i].solver_info.status if i in results else
