@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bace_opt.solvers import registry
+from procs import wait_for_line
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCE = ROOT / "instances" / "paper-6r-24j-seed1.json"
@@ -35,15 +36,7 @@ def test_ctrl_c_during_solve_returns_within_5s_exit_130_no_output(tmp_path, solv
                           "--time-limit", "300", "-o", str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
-        seen = []
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            line = p.stderr.readline()
-            if not line:
-                break
-            seen.append(line)
-            if "solver running" in line:
-                break
+        seen = wait_for_line(p, "solver running", 120)
         assert any("solver running" in s for s in seen), "".join(seen)[-2000:]
         time.sleep(1.0)
         assert p.poll() is None, "the solve ended before the interrupt: use a harder instance"

@@ -20,6 +20,7 @@ from bace_opt.exact.placement import solve_placement
 from bace_opt.solvers import registry
 from bace_opt.solvers.base import SolveOptions
 
+from procs import children, gone, wait_for_line
 from test_placement import _random_instance
 
 pytestmark = pytest.mark.skipif(not registry.available("highs"), reason="needs HiGHS")
@@ -133,18 +134,9 @@ def test_ctrl_c_stops_the_workers_within_seconds(tmp_path):
                           "--time-limit", "300", "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          text=True, cwd=tmp_path)
     try:
-        seen = []
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = p.stderr.readline()
-            if not line:
-                break
-            seen.append(line)
-            if "solver running" in line:
-                break
+        seen = wait_for_line(p, "solver running", 60)
         assert any("solver running" in s for s in seen), "".join(seen)[-2000:]
-        kids = [d.name for d in Path("/proc").iterdir() if d.name.isdigit() and _parent(d) == p.pid
-                and b"spawn_main" in _cmd(d)]
+        kids = children(p.pid, b"spawn_main")
         assert len(kids) == 2, kids
         time.sleep(1.0)
         assert p.poll() is None
@@ -161,35 +153,7 @@ def test_ctrl_c_stops_the_workers_within_seconds(tmp_path):
     assert "interrupted" in err and "Traceback" not in err
     assert not out.exists()
     for k in kids:
-        assert _gone(int(k)), f"worker {k} still running"
-
-
-def _parent(d) -> int:
-    try:
-        return int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return -1
-
-
-def _cmd(d) -> bytes:
-    try:
-        return (d / "cmdline").read_bytes()
-    except OSError:
-        return b""
-
-
-def _gone(pid: int, wait_s: float = 3.0) -> bool:
-    t = time.monotonic()
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return True
-        if state == "Z":
-            return True
-        if time.monotonic() - t > wait_s:
-            return False
-        time.sleep(0.1)
+        assert gone(k), f"worker {k} still running"
 
 
 def test_split_is_not_a_race_member():

@@ -19,6 +19,7 @@ from bace_opt.instance import GpuType, Instance, Job, Link, Objective, Region
 from bace_opt.schedule import SolverInfo
 from bace_opt.solvers import race, registry
 from bace_opt.solvers.base import SolveOptions
+from procs import children, gone
 
 pytestmark = pytest.mark.skipif(not (registry.available("highs") and registry.available("cpsat")),
                                 reason="needs HiGHS and CP-SAT")
@@ -73,40 +74,6 @@ def test_bad_members_and_problems_are_refused():
         solve(inst, problem="schedule", solver="race")
 
 
-def _children(pid):
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(stat[1]) != pid:
-                continue
-            try:
-                cmd = (d / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"resource_tracker" not in cmd:     # multiprocessing's helper, not a member
-                out.append(int(d.name))
-    return out
-
-
-def _gone(pid, wait_s=3.0):
-    """The process has exited (or is a zombie) within ``wait_s``."""
-    t = time.monotonic()
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return True
-        if state == "Z":
-            return True
-        if time.monotonic() - t > wait_s:
-            return False
-        time.sleep(0.1)
-
-
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
 def test_ctrl_c_stops_every_child_within_seconds(tmp_path):
     from bace_opt.builders.paper import paper_instance
@@ -123,7 +90,7 @@ def test_ctrl_c_stops_every_child_within_seconds(tmp_path):
         t = time.monotonic()
         while time.monotonic() - t < 60 and len(kids) < 2:     # the first member (highs) runs in-process
             time.sleep(0.2)
-            kids = _children(p.pid)
+            kids = children(p.pid)
         assert len(kids) >= 2, "the race did not start its members"
         time.sleep(1.0)
         p.send_signal(signal.SIGINT)
@@ -133,7 +100,7 @@ def test_ctrl_c_stops_every_child_within_seconds(tmp_path):
         assert p.returncode == 130, err
         assert "interrupted" in err and "Traceback" not in err
         for k in kids:
-            assert _gone(k), f"member process {k} still running after the race returned"
+            assert gone(k), f"member process {k} still running after the race returned"
         assert not (tmp_path / "out.json").exists()
         assert stopped_s < 20
     finally:

@@ -1,0 +1,52 @@
+"""Helpers for the tests that run a command in a subprocess and interrupt it (``/proc`` based)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+
+def wait_for_line(p, text: str, timeout_s: float) -> list[str]:
+    """Read ``p.stderr`` line by line until a line holds ``text`` (or it ends, or ``timeout_s`` passes);
+    return the lines read."""
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line = p.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if text in line:
+            break
+    return seen
+
+
+def children(pid: int, mark: bytes | None = None) -> list[int]:
+    """The live child processes of ``pid`` (with ``mark`` in their command line, when given), leaving out
+    multiprocessing's resource tracker."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            parent = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmd = (d / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == pid and b"resource_tracker" not in cmd and (mark is None or mark in cmd):
+            out.append(int(d.name))
+    return out
+
+
+def gone(pid: int, wait_s: float = 3.0) -> bool:
+    """The process has exited (or is a zombie) within ``wait_s``."""
+    t = time.monotonic()
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":
+            return True
+        if time.monotonic() - t > wait_s:
+            return False
+        time.sleep(0.1)
