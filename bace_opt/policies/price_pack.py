@@ -367,7 +367,7 @@ def _pair_bottlenecks(inst, state: ClusterState, via: str, k_routes: int) -> dic
     filled lazily, kept for the last few bandwidth vectors (the same for every job asked on one state)."""
     caches = inst.__dict__.setdefault("_price_pack_pairs", {})
     lru = caches.setdefault((via, k_routes), {})
-    key = tuple(state.free_gbps(k) for k in range(len(inst.links)))
+    key = tuple(state._bw)                  # (the residual vector itself, as chain_search keys it)
     d = lru.pop(key, None)
     if d is None:
         d = {}
