@@ -160,3 +160,68 @@ def test_split_is_not_a_race_member():
     from bace_opt.solvers import race
     with pytest.raises(InputError, match="race members"):
         race.check_members(["highs", "highs-split"])
+
+
+# ---------------------------------------------------------------------------------------------- exclusions (9g)
+
+def _tie_instance():
+    """One 2-stage job and two regions: A (G1) and B (G2: twice the speed and twice the power, price 1e-10
+    higher), so the job costs the same within LEVEL_TOL in A or in B (level 2 ties) and runs half as long in B:
+    level 3's optimum is B, while the greedy start and level 2 keep A."""
+    from bace_opt.instance import Instance
+    return Instance.from_dict({
+        "schema": "bace-opt/instance/v1", "name": "tie-2r-1j",
+        "gpu_types": {"G1": {"tflops": 100.0, "memory_gb": 40.0, "power_w": 300.0},
+                      "G2": {"tflops": 200.0, "memory_gb": 40.0, "power_w": 600.0}},
+        "reference_gpu": "G1",
+        "regions": [{"name": "A", "gpu_type": "G1", "gpus": 2, "price_usd_per_kwh": 0.3, "pue": 1.0},
+                    {"name": "B", "gpu_type": "G2", "gpus": 2, "price_usd_per_kwh": 0.30000000003, "pue": 1.0}],
+        "links": [{"a": "A", "b": "B", "bandwidth_gbps": 100.0, "latency_ms": 5.0}],
+        "jobs": [{"name": "j", "arrival_s": 0.0, "stages": 2, "gpus_per_stage": 1, "microbatches": 4,
+                  "iterations": 10, "stage_time_s": 1.0, "activation_mb": 10.0}]})
+
+
+@pytest.mark.parametrize("plant", [None, "exclude_any"])
+def test_an_exclusion_holding_a_tie_is_not_read_as_excluding(greedy_start, monkeypatch, plant):
+    """Worker 0 proves level 2 on the half u[j,A] = 0 (the start uses A), which holds the tie B: its bound is
+    the tie's cost, not above the level-2 limit, so the half is not excluded and level 3 finds B there (the
+    plain optimum).  Planted: every finished exclusion read as excluding drops that half and level 3 stays at A
+    (one worker, so the exclusion ends before level 3's parts are handed out: deterministic)."""
+    inst = _tie_instance()
+    plain = _levels(solve_placement(inst, solver="highs", options=SolveOptions(time_limit_s=60)))
+    a, b = 0, 1                                                   # region indexes of A and B
+    monkeypatch.setattr(SP, "split_candidates", lambda m, data, limit: [(1.0, (0, a)), (0.5, (0, b))][:limit])
+    monkeypatch.setattr(SP, "PLANT", plant)
+    r = solve_placement(inst, solver="highs-split", options=SolveOptions(
+        time_limit_s=60, backend_options={"split_workers": 1}))
+    ex = r.solver_info.extra["exclusions"]
+    assert [e["half"] for e in ex] == ["u[0,0]=0"] and ex[0]["status"] == "optimal"
+    assert plain[1] == pytest.approx(r.levels[1]["objective"], rel=1e-9)
+    if plant is None:
+        assert ex[0]["excluded"] is False
+        assert _agree(_levels(r), plain), (_levels(r), plain)
+        assert r.levels[2]["status"] == "optimal"
+    else:
+        assert r.levels[2]["objective"] > plain[2] * 1.5, "planted exclusion error not caught"
+
+
+def test_exclusions_cover_level_3_parts_on_the_random_instances(plain):
+    """Default split (level 2 whole, exclusions on the idle workers, level 3 in parts): the plain optima, and
+    every exclusion read as excluding has a bound above the level-2 limit."""
+    for s in SEEDS:
+        r = solve_placement(_inst(s), solver="highs-split", options=SolveOptions(time_limit_s=60))
+        assert r.solver_info.status == "optimal" and _agree(_levels(r), plain[s]), (s, _levels(r), plain[s])
+        limit = r.levels[1]["objective"] * (1 + 1e-9)
+        for e in r.solver_info.extra["exclusions"]:
+            assert not e["excluded"] or e["bound"] > limit
+
+
+def test_excludes_needs_a_bound_above_the_limit_by_the_tolerance():
+    inf = {"status": "infeasible", "cutoff_used": 10.0}
+    assert SP._excludes(inf, 9.99, 1e-9) and not SP._excludes(inf, 10.0, 1e-9)
+    opt = {"status": "optimal", "objective": 10.0, "bound": 10.0, "cutoff_used": 12.0}
+    assert SP._excludes(opt, 9.99, 1e-9) and not SP._excludes(opt, 10.0 - 1e-9, 1e-9)
+    assert not SP._excludes(opt, 9.99, 0.01)                  # a looser solver gap needs a larger margin
+    assert not SP._excludes({"status": "error"}, 1.0, 1e-9) and not SP._excludes(None, 1.0, 1e-9)
+    late = {"status": "feasible", "objective": 11.0, "bound": 10.5, "cutoff_used": 12.0}
+    assert SP._excludes(late, 10.4, 1e-9) and not SP._excludes(late, 10.6, 1e-9)   # a stopped part's dual bound

@@ -65,6 +65,14 @@ SPECULATE = False
 LEVEL2_HERE = True
 #: a level-2 part's cutoff is the best known cost times (1 + this) (the level tolerance)
 CUTOFF_SLACK = LEVEL_TOL
+#: exclusions (models/placement.md section 9g): while level 2 runs whole in the calling process, each idle worker
+#: solves level 2 on one half {u[j,r] != the start's value} of a split candidate, under the cutoff start cost x
+#: (1 + EXCLUDE_SLACK).  A half proven to hold no placement costing <= the level-2 limit Z holds no level-3
+#: solution either, so level 3 is proven on the rest only (and a level-3 part inside an excluded half is dropped)
+EXCLUDE = True
+#: the exclusions' cutoff slack: above LEVEL_TOL so that a half proven empty under it is empty under Z even
+#: when the start is optimal (Z = z2 (1 + LEVEL_TOL) <= start cost (1 + LEVEL_TOL) < the cutoff)
+EXCLUDE_SLACK = 1e-6
 #: the parent waits this long past the time limit before giving up on the workers
 GRACE_S = 10.0
 POLL_S = 0.05
@@ -138,7 +146,7 @@ def _solve_part(m, fm, state: dict, task: dict) -> dict:
         o.deactivate()
     saved = _fix(m, task["fixes"])
     try:
-        if task["kind"] == "l2":
+        if task["kind"] in ("l2", "x2"):         # a level-2 part, or an exclusion (a level-2 part as well)
             m.obj_cost.activate()
             if hasattr(m, "con_level2"):
                 m.con_level2.deactivate()
@@ -258,6 +266,13 @@ class _Pool:
         self.inboxes[w].put({k: v for k, v in task.items() if k not in ("prepare", "on_done")})
         self.running[w] = task
 
+    def post(self, w: int, task: dict) -> None:
+        """Send ``task`` to worker ``w`` now, even if it is still building its model (it starts the task when
+        ready).  Used for the exclusions handed out before level 2 runs in the calling process."""
+        if w in self.idle:
+            self.idle.remove(w)
+        self._send(w, task)
+
     def drop(self, pred) -> None:
         """Cancel the running tasks for which ``pred(task)`` holds (their answers will not be passed on)."""
         for w, task in self.running.items():
@@ -278,15 +293,19 @@ class _Pool:
         if task is not None and not task.get("cancelled"):
             task["on_done"](task, {"status": Termination.ERROR.value, "message": why})
 
-    def run(self, kind: str, pending: list[dict], finished, deadline: float | None, spare=None) -> None:
+    def run(self, kind: str, pending: list[dict], finished, deadline: float | None, spare=None,
+            skip=None) -> None:
         """Hand ``pending`` tasks (in order) to idle workers, then, while workers are idle and ``spare()`` offers
         one, tasks of the next level (speculative; they may outlive this call).  Each answer goes to its task's
         ``on_done(task, answer)``; ``task["prepare"](task)`` is called just before a task is sent.  Once
         ``finished()`` holds, the running tasks of ``kind`` are cancelled and the rest are not sent.  Returns
         when no task of ``kind`` is pending or running, at ``deadline`` (perf_counter) + GRACE_S, or when no
-        worker is left."""
+        worker is left.  ``skip(task)``: a task no longer needed (not sent; cancelled if running)."""
         pending = list(pending)
         while True:
+            if skip is not None:
+                pending = [t for t in pending if not skip(t)]
+                self.drop(lambda t: t["kind"] == kind and skip(t))
             if finished():
                 pending = []
                 self.drop(lambda t: t["kind"] == kind)
@@ -317,7 +336,8 @@ class _Pool:
         kind, w, part, ans = msg
         if kind == "ready":
             self.cpu[w] = part
-            self.idle.append(w)
+            if w not in self.running:           # a posted task is waiting for it
+                self.idle.append(w)
         elif kind == "error":
             self._lost(w, ans)
         else:
@@ -434,7 +454,11 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= z1)
         m.obj_count.deactivate(); m.obj_cost.activate()
         need = depth if "parts" in how.values() else 0
-        split_vars = [idx for _, idx in split_candidates(m, data, need)]
+        excl = EXCLUDE and how[2] == "whole" and LEVEL2_HERE and how[3] == "parts" and levels >= 3 and \
+            not SPECULATE and need > 0
+        n_excl = n_workers if excl else 0
+        cands = [idx for _, idx in split_candidates(m, data, n_excl + need)]
+        split_vars = cands[:need]
         extra["split"] = [f"u[{j},{r}]" for j, r in split_vars]
         prep_s = time.perf_counter() - tp
         log.info("highs-split: levels 2 / 3 as %s / %s; split binaries %s (%d workers), chosen in %.2f s",
@@ -452,6 +476,23 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         groups = _number(plan_groups(how[2], split_vars, _u_values(data, start), options.seed))
         answers: dict[int, dict] = {}
         parts = {p["id"]: p for g in groups for p in g}
+        # exclusions (section 9g): worker w proves level 2 on the half of candidate w that the start is not in
+        xs: dict = {"halves": {}, "answers": {}}
+
+        def prepx(task):
+            task["start"] = None
+            task["cutoff"] = best["z"] * (1 + EXCLUDE_SLACK)
+            task["time_limit_s"] = remaining_s(options, t_start)
+
+        def donex(task, ans):
+            xs["answers"][task["part"]] = dict(ans, cutoff_used=task["cutoff"])
+
+        if excl:
+            su = _u_values(data, start)
+            for w, v in enumerate(cands[:n_excl]):
+                xs["halves"][w] = (v, 1 - su.get(v, 0))
+                pool.post(w, {"kind": "x2", "part": w, "fixes": (xs["halves"][w],), "seed": options.seed, "z1": z1,
+                              "options": options, "prepare": prepx, "on_done": donex})
 
         def prep2(task):
             inside = _in_part(_u_values(data, best["sol"]), task["fixes"])
@@ -517,10 +558,29 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         limit = z2 + LEVEL_TOL * max(abs(z2), 1e-9)
 
         def valid(task):
-            return task["start"] is sol and task["limit"] == limit
+            return task.get("start") is sol and task.get("limit") == limit       # (a task never sent has neither)
+
+        def excluded() -> set:
+            """The halves proven (so far) to hold no placement costing <= the level-2 limit."""
+            return {xs["halves"][w] for w, a in xs["answers"].items() if _excludes(a, limit, options.rel_gap)}
+
+        def covered(task) -> bool:      # a level-3 part inside an excluded half holds no level-3 solution
+            return bool(excl) and any(f in excluded() for f in task["fixes"])
 
         pool.drop(lambda t: t["kind"] == "l3" and not valid(t))
         t3 = time.perf_counter()
+        if excl:
+            # level 3 on what the exclusions finished so far leave (R: the other side of every excluded half),
+            # split on the next candidates; a running exclusion on a split candidate may still cover a part
+            ex = excluded()
+            rest = tuple((v, 1 - val) for v, val in sorted(ex))
+            exvars = {v for v, _ in ex}
+            split3 = [v for v in cands if v not in exvars][:need]
+            pool.drop(lambda t: t["kind"] == "x2" and t["fixes"][0][0] not in split3)   # of no use any more
+            l3["groups"] = _number([[{"fixes": rest + c, "seed": options.seed}
+                                     for c in _parts(split3, _u_values(data, sol))]])
+            l3["queue"] = _tasks("l3", l3["groups"], z1, options, prep3, done3)
+            extra["split_level3"] = [f"u[{j},{r}]={v}" for (j, r), v in rest] + [f"u[{j},{r}]" for j, r in split3]
         plan3()
         groups3 = l3["groups"]
         parts3 = {p["id"]: p for g in groups3 for p in g}
@@ -529,10 +589,18 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         used_spec = len(started)
 
         def answers3():
-            return {i: ans for i, (task, ans) in l3["answers"].items() if valid(task)}
+            a = {i: ans for i, (task, ans) in l3["answers"].items() if valid(task)}
+            for g in groups3:
+                for p in g:
+                    if covered(p) and not (p["id"] in a and _proven(3, a[p["id"]]["status"])):
+                        a[p["id"]] = {"status": Termination.OPTIMAL.value, "objective": None, "bound": None,
+                                      "nodes": 0, "covered": True,
+                                      "message": "covered: in a half level 2 proved to hold nothing within the limit"}
+            return a
 
         pending3 = [t for t in _tasks("l3", groups3, z1, options, prep3, done3) if t["part"] not in started]
-        pool.run("l3", pending3, lambda: _complete(3, groups3, answers3()) is not None, deadline)
+        pool.run("l3", pending3, lambda: _complete(3, groups3, answers3()) is not None, deadline,
+                 skip=covered if excl else None)
         fm.load_solution_into_pyomo(m, sol)
         best3 = {"t": pyo.value(m.obj_run.expr), "sol": sol}
         for i, ans in sorted(answers3().items()):
@@ -544,6 +612,9 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         rec = level_record(3, res3, 0.0)
         rec["parts"] = _part_rows(parts3, answers3())
         rec["parts_started_in_level2"] = used_spec
+        if excl:
+            rec["exclusions"] = _exclusion_rows(xs, limit, options.rel_gap)
+            extra["exclusions"] = rec["exclusions"]
         lv.append(rec)
         extra["level3_speculative"] = {"started": l3["spec"], "used": used_spec}
         sol = best3["sol"]
@@ -607,6 +678,27 @@ def _part_bound(a: dict | None) -> float | None:
         v = a["objective"] if a.get("bound") is None else min(a["objective"], a["bound"])
         return v if cut is None else min(v, cut)
     return a.get("bound")
+
+
+def _excludes(a: dict | None, limit: float, rel_gap: float) -> bool:
+    """An exclusion's answer proves that its half holds no placement costing <= ``limit`` (section 9g): its
+    proven lower bound (``_part_bound``) exceeds the limit by more than twice the solver's tolerance."""
+    b = _part_bound(a)
+    if b is None or not math.isfinite(limit):
+        return False
+    if PLANT == "exclude_any":
+        return True             # planted: every finished exclusion read as excluding
+    return b - 2 * max(max(rel_gap, LEVEL_TOL) * abs(b), 1e-9) > limit
+
+
+def _exclusion_rows(xs: dict, limit: float, rel_gap: float) -> list[dict]:
+    rows = []
+    for w, ((j, r), v) in sorted(xs["halves"].items()):
+        a = xs["answers"].get(w)
+        rows.append({"half": f"u[{j},{r}]={v}", "status": a["status"] if a else "not finished or cancelled",
+                     "bound": _part_bound(a), "excluded": _excludes(a, limit, rel_gap),
+                     "cpu_s": None if not a or a.get("cpu_s") is None else round(a["cpu_s"], 3)})
+    return rows
 
 
 def _combine2(groups, answers, best, wall) -> SolveResult:
