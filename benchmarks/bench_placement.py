@@ -199,14 +199,15 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
                    level_solve_s="/".join(f"{lv[k]['solve_s']:.1f}" for k in sorted(lv)),
                    level_nodes="/".join(str(lv[k]["nodes"]) for k in sorted(lv)),
                    level_status="/".join(lv[k]["status"] for k in sorted(lv)),
-                   parts_cpu_s=_parts_cpu(res.levels),
+                   parts_cpu_s=_parts_cpu(res.levels), exclusions=_exclusions(si.extra or {}),
                    root_bound_l2=None, loadavg_start=round(load0, 2), loadavg_end=round(os.getloadavg()[0], 2),
                    commit=commit)
         rows.append(row)
         print(" ".join(f"{k}={_fmt(row[k])}" for k in ("instance", "backend", "formulation", "seed", "status", "wall_s",
                                                         "cpu_s", "cost_usd", "run_s", "level_build_s",
                                                         "level_solve_s", "level_nodes", "level_status",
-                                                        "parts_cpu_s", "loadavg_start", "loadavg_end")), flush=True)
+                                                        "parts_cpu_s", "exclusions", "loadavg_start", "loadavg_end")),
+              flush=True)
     # root bounds per formulation (level 2 LP relaxation, level 1 fixed at the proven count)
     z1 = next((r["jobs_started"] for r in rows if r["instance"] == label and r["level_status"].startswith("optimal")),
               None)       # level 1 proven
@@ -234,6 +235,17 @@ def _parts_cpu(levels) -> str | None:
     return " ".join(bits) or None
 
 
+def _exclusions(extra: dict) -> str | None:
+    """highs-split: each exclusion (models/placement.md 9g) as half:excluded|kept|-(not finished) and its CPU s,
+    then the level-3 region and split ("L3 on ..."); None for other back ends."""
+    ex = extra.get("exclusions")
+    if not ex:
+        return None
+    bits = [f"{e['half']}:{'excluded' if e['excluded'] else ('kept' if e['cpu_s'] is not None else '-')}"
+            + ("" if e["cpu_s"] is None else f"({e['cpu_s']:.1f}s)") for e in ex]
+    return " ".join(bits) + " L3 on " + ",".join(extra.get("split_level3") or ["whole"])
+
+
 def _realistic_write(args, rows, commit) -> None:
     lines = _agreement(rows) + _realistic_targets(rows, args.family) + _race_lines(rows)
     for line in lines:
@@ -247,7 +259,7 @@ def _realistic_write(args, rows, commit) -> None:
     _write_atomic(out / f"{name}.csv", _csv_text(rows))
     cols = ["instance", "backend", "formulation", "seed", "status", "proved_by", "wall_s", "cpu_s", "jobs_started", "cost_usd",
             "run_s", "root_bound_l2", "build_s", "level_build_s", "level_solve_s", "level_nodes", "level_status",
-            "parts_cpu_s", "loadavg_start", "loadavg_end"]
+            "parts_cpu_s", "exclusions", "loadavg_start", "loadavg_end"]
     what = {"realistic": "8 AWS regions, 28 measured links, mixed A100-80GB/H100-80GB, hourly prices, 16 jobs "
                          "(bench_placement.realistic)",
             "paper8": "the paper instances, 6 regions x 8 jobs",

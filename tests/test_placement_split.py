@@ -17,7 +17,7 @@ from bace_opt.exact import placement_solution as S
 from bace_opt.exact import placement_split as SP
 from bace_opt.exact import solve
 from bace_opt.exact.placement import solve_placement
-from bace_opt.solvers import registry
+from bace_opt.solvers import race, registry
 from bace_opt.solvers.base import SolveOptions
 
 from procs import children, gone, wait_for_line
@@ -157,7 +157,6 @@ def test_ctrl_c_stops_the_workers_within_seconds(tmp_path):
 
 
 def test_split_is_not_a_race_member():
-    from bace_opt.solvers import race
     with pytest.raises(InputError, match="race members"):
         race.check_members(["highs", "highs-split"])
 
@@ -192,6 +191,7 @@ def test_an_exclusion_holding_a_tie_is_not_read_as_excluding(greedy_start, monke
     a, b = 0, 1                                                   # region indexes of A and B
     monkeypatch.setattr(SP, "split_candidates", lambda m, data, limit: [(1.0, (0, a)), (0.5, (0, b))][:limit])
     monkeypatch.setattr(SP, "PLANT", plant)
+    monkeypatch.setattr(race, "cpu_count", lambda: 2)            # one exclusion (one core left by the caller)
     r = solve_placement(inst, solver="highs-split", options=SolveOptions(
         time_limit_s=60, backend_options={"split_workers": 1}))
     ex = r.solver_info.extra["exclusions"]
