@@ -347,6 +347,17 @@ class _Pool:
             if task is not None and not task.get("cancelled"):
                 task["on_done"](task, ans)
 
+    def drain(self) -> None:
+        """Take every message already sent by the workers (answers wait in the queue while the calling process
+        solves level 2 itself), without blocking."""
+        while True:
+            try:
+                msg = self.out.get_nowait()
+            except queue.Empty:
+                self._reap()
+                return
+            self._take(msg)
+
     def wait_ready(self, deadline: float | None) -> None:
         """Block until every live worker has built its model (so that the first parts start together)."""
         while len(self.idle) + len(self.dead) < len(self.procs):
@@ -572,6 +583,7 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         pool.drop(lambda t: t["kind"] == "l3" and not valid(t))
         t3 = time.perf_counter()
         if excl:
+            pool.drain()                # the exclusions that ended while level 2 ran in this process
             # level 3 on what the exclusions finished so far leave (R: the other side of every excluded half),
             # split on the next candidates; a running exclusion on a split candidate may still cover a part
             ex = excluded()
