@@ -192,13 +192,15 @@ def test_an_exclusion_holding_a_tie_is_not_read_as_excluding(greedy_start, monke
     monkeypatch.setattr(SP, "split_candidates", lambda m, data, limit: [(1.0, (0, a)), (0.5, (0, b))][:limit])
     monkeypatch.setattr(SP, "PLANT", plant)
     monkeypatch.setattr(race, "cpu_count", lambda: 2)            # one exclusion (one core left by the caller)
+    monkeypatch.setattr(SP, "EXCLUDE_WAIT_S", 60.0)              # the chain ends before level 3 is planned
     r = solve_placement(inst, solver="highs-split", options=SolveOptions(
         time_limit_s=60, backend_options={"split_workers": 1}))
     ex = r.solver_info.extra["exclusions"]
-    assert [e["half"] for e in ex] == ["u[0,0]=0"] and ex[0]["status"] == "optimal"
+    # the chain: u[0,0] = 0 holds B, so it is not surely excluded and the next one is the plain half u[0,1] = 1
+    assert [e["half"] for e in ex] == ["u[0,0]=0", "u[0,1]=1"] and ex[0]["status"] == "optimal"
     assert plain[1] == pytest.approx(r.levels[1]["objective"], rel=1e-9)
     if plant is None:
-        assert ex[0]["excluded"] is False
+        assert not any(e["excluded"] for e in ex)
         assert _agree(_levels(r), plain), (_levels(r), plain)
         assert r.levels[2]["status"] == "optimal"
     else:
@@ -225,3 +227,27 @@ def test_excludes_needs_a_bound_above_the_limit_by_the_tolerance():
     assert not SP._excludes({"status": "error"}, 1.0, 1e-9) and not SP._excludes(None, 1.0, 1e-9)
     late = {"status": "feasible", "objective": 11.0, "bound": 10.5, "cutoff_used": 12.0}
     assert SP._excludes(late, 10.4, 1e-9) and not SP._excludes(late, 10.6, 1e-9)   # a stopped part's dual bound
+
+
+def test_level3_parts_and_the_excluded_sets_cover_every_placement():
+    """``_level3_leaves`` against brute force over every 0/1 assignment of the candidates: the parts are disjoint
+    and every assignment in no excluded set lies in a part (random excluded sets, chains and plain halves)."""
+    import itertools
+    import random
+    rnd = random.Random(7)
+    for _ in range(300):
+        cands = [(j, 0) for j in range(rnd.randint(1, 4))]
+        first = {v: rnd.randint(0, 1) for v in cands}
+        excluded = []
+        for _ in range(rnd.randint(0, 3)):
+            k = rnd.randint(1, len(cands))
+            vs = rnd.sample(cands, k)
+            excluded.append(frozenset((v, rnd.randint(0, 1)) for v in vs))
+        n_parts = rnd.choice((1, 2, 4))
+        leaves = SP._level3_leaves(cands, first, excluded, n_parts)
+        for x in itertools.product((0, 1), repeat=len(cands)):
+            a = set(zip(cands, x))
+            inside = [f for f in leaves if set(f) <= a]
+            assert len(inside) <= 1, (leaves, x)
+            if not any(e <= a for e in excluded):
+                assert len(inside) == 1, (leaves, excluded, x)

@@ -73,6 +73,12 @@ EXCLUDE = True
 #: the exclusions' cutoff slack: above LEVEL_TOL so that a half proven empty under it is empty under Z even
 #: when the start is optimal (Z = z2 (1 + LEVEL_TOL) <= start cost (1 + LEVEL_TOL) < the cutoff)
 EXCLUDE_SLACK = 1e-6
+#: exclusions per worker, one after another (a chain, section 9g): the next one is restricted to the start's
+#: side of the previous one when that one is excluded whatever level 2 ends on
+EXCLUDE_CHAIN = 4
+#: after level 2, wait up to this long for the exclusion chains to end before level 3 is planned (0: take what has
+#: ended; the tests set it so that the chains' answers are all in, whatever the timing)
+EXCLUDE_WAIT_S = 0.0
 #: the parent waits this long past the time limit before giving up on the workers
 GRACE_S = 10.0
 POLL_S = 0.05
@@ -106,7 +112,8 @@ def _worker(wid: int, inst, kw: dict, inbox, out, cancel) -> None:
             cancel.clear()
             c0 = time.process_time()
             try:
-                ans = _solve_part(m, fm, state, task)
+                ans = _exclusion_chain(m, fm, state, task, out, wid, cancel) if task["kind"] == "x2" else \
+                    _solve_part(m, fm, state, task)
             except Exception as e:        # a failed part leaves the level unproven; the parent decides
                 ans = {"status": Termination.ERROR.value, "message": f"{type(e).__name__}: {e}"}
             ans["cpu"] = time.process_time()
@@ -180,6 +187,31 @@ def _solve_part(m, fm, state: dict, task: dict) -> dict:
         _unfix(saved)
     ans["wall_s"] = time.perf_counter() - t
     return ans
+
+
+def _exclusion_chain(m, fm, state: dict, task: dict, out, wid: int, cancel) -> dict:
+    """A worker's exclusions (section 9g), one after another: for each candidate (b, s) of ``task["chain"]`` (s the
+    start's value), level 2 on prefix + {b != s} under the cutoff; each answer is sent at once as ("xpart", wid,
+    k, answer with its "fixes").  The prefix grows by {b = s} after an exclusion whose bound exceeds ``task["sure"]``
+    (the largest level-2 limit possible: the start's cost (1 + LEVEL_TOL)) by the margin, so excluded whatever level
+    2 ends on; after any other answer the next exclusion is a plain half.  Stops when cancelled."""
+    prefix: tuple = ()
+    done = 0
+    for k, (b, s) in enumerate(task["chain"]):
+        if cancel.is_set():
+            break
+        fixes = prefix + ((b, 1 - s),)
+        c1 = time.process_time()
+        try:
+            a = _solve_part(m, fm, state, dict(task, fixes=fixes))
+        except Exception as e:
+            a = {"status": Termination.ERROR.value, "message": f"{type(e).__name__}: {e}"}
+        a.update(fixes=fixes, cpu=time.process_time(), cpu_s=time.process_time() - c1, solution=None)
+        out.put(("xpart", wid, k, a))
+        done += 1
+        sure = _excludes(dict(a, cutoff_used=task["cutoff"]), task["sure"], task["options"].rel_gap)
+        prefix = prefix + ((b, s),) if sure else ()
+    return {"status": "done", "exclusions": done}
 
 
 # ---------------------------------------------------------------------------------------------- parent side
@@ -263,7 +295,7 @@ class _Pool:
 
     def _send(self, w: int, task: dict) -> None:
         task["prepare"](task)
-        self.inboxes[w].put({k: v for k, v in task.items() if k not in ("prepare", "on_done")})
+        self.inboxes[w].put({k: v for k, v in task.items() if k not in ("prepare", "on_done", "on_part")})
         self.running[w] = task
 
     def post(self, w: int, task: dict) -> None:
@@ -338,6 +370,11 @@ class _Pool:
             self.cpu[w] = part
             if w not in self.running:           # a posted task is waiting for it
                 self.idle.append(w)
+        elif kind == "xpart":                   # one exclusion of a chain; the worker goes on with the next
+            self.cpu[w] = ans.get("cpu", self.cpu[w])
+            task = self.running.get(w)
+            if task is not None and not task.get("cancelled"):
+                task["on_part"](task, part, ans)
         elif kind == "error":
             self._lost(w, ans)
         else:
@@ -346,6 +383,16 @@ class _Pool:
             self.idle.append(w)
             if task is not None and not task.get("cancelled"):
                 task["on_done"](task, ans)
+
+    def wait_kind(self, kind: str, until: float) -> None:
+        """Take the workers' messages until no task of ``kind`` runs or ``until`` (perf_counter) has passed."""
+        while any(t["kind"] == kind for t in self.running.values()) and time.perf_counter() < until:
+            try:
+                msg = self.out.get(timeout=POLL_S)
+            except queue.Empty:
+                self._reap()
+                continue
+            self._take(msg)
 
     def drain(self) -> None:
         """Take every message already sent by the workers (answers wait in the queue while the calling process
@@ -470,7 +517,7 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         # one exclusion per core the calling process leaves free (it runs level 2 meanwhile): on 2 cores one, as
         # a second exclusion would slow level 2 itself (measured: 55 s against 44 s on realistic seed 2)
         n_excl = max(0, min(n_workers, cpu_count() - 1)) if excl else 0
-        cands = [idx for _, idx in split_candidates(m, data, n_excl + need)]
+        cands = [idx for _, idx in split_candidates(m, data, n_excl * EXCLUDE_CHAIN + need + 1)]
         split_vars = cands[:need]
         extra["split"] = [f"u[{j},{r}]" for j, r in split_vars]
         prep_s = time.perf_counter() - tp
@@ -490,7 +537,7 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         answers: dict[int, dict] = {}
         parts = {p["id"]: p for g in groups for p in g}
         # exclusions (section 9g): worker w proves level 2 on the half of candidate w that the start is not in
-        xs: dict = {"halves": {}, "answers": {}}
+        xs: dict = {"answers": {}}         # (worker, k) -> the k-th answer of the worker's exclusion chain
 
         def prepx(task):
             task["start"] = None
@@ -498,14 +545,19 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
             task["time_limit_s"] = remaining_s(options, t_start)
 
         def donex(task, ans):
-            xs["answers"][task["part"]] = dict(ans, cutoff_used=task["cutoff"])
+            pass                        # the chain's answers came one by one (on_part)
+
+        def partx(task, k, ans):
+            xs["answers"][(task["part"], k)] = dict(ans, cutoff_used=task["cutoff"])
 
         if excl:
             su = _u_values(data, start)
-            for w, v in enumerate(cands[:n_excl]):
-                xs["halves"][w] = (v, 1 - su.get(v, 0))
-                pool.post(w, {"kind": "x2", "part": w, "fixes": (xs["halves"][w],), "seed": options.seed, "z1": z1,
-                              "options": options, "prepare": prepx, "on_done": donex})
+            chain_vars = cands[:n_excl * EXCLUDE_CHAIN]
+            for w in range(n_excl):
+                chain = [(v, su.get(v, 0)) for v in chain_vars[w::n_excl]]
+                pool.post(w, {"kind": "x2", "part": w, "chain": chain, "fixes": (), "seed": options.seed, "z1": z1,
+                              "options": options, "sure": c_start * (1 + LEVEL_TOL), "prepare": prepx,
+                              "on_done": donex, "on_part": partx})
 
         def prep2(task):
             inside = _in_part(_u_values(data, best["sol"]), task["fixes"])
@@ -573,28 +625,31 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         def valid(task):
             return task.get("start") is sol and task.get("limit") == limit       # (a task never sent has neither)
 
-        def excluded() -> set:
-            """The halves proven (so far) to hold no placement costing <= the level-2 limit."""
-            return {xs["halves"][w] for w, a in xs["answers"].items() if _excludes(a, limit, options.rel_gap)}
+        def excluded() -> list:
+            """The exclusions proven (so far) to hold no placement costing <= the level-2 limit (their fixes)."""
+            return [frozenset(a["fixes"]) for a in xs["answers"].values() if _excludes(a, limit, options.rel_gap)]
 
-        def covered(task) -> bool:      # a level-3 part inside an excluded half holds no level-3 solution
-            return bool(excl) and any(f in excluded() for f in task["fixes"])
+        def covered(task) -> bool:      # a level-3 part inside an excluded set holds no level-3 solution
+            return bool(excl) and _covered(task["fixes"], excluded())
 
         pool.drop(lambda t: t["kind"] == "l3" and not valid(t))
         t3 = time.perf_counter()
         if excl:
             pool.drain()                # the exclusions that ended while level 2 ran in this process
+            if EXCLUDE_WAIT_S > 0:
+                pool.wait_kind("x2", time.perf_counter() + EXCLUDE_WAIT_S)
             # level 3 on what the exclusions finished so far leave (R: the other side of every excluded half),
             # split on the next candidates; a running exclusion on a split candidate may still cover a part
-            ex = excluded()
-            rest = tuple((v, 1 - val) for v, val in sorted(ex))
-            exvars = {v for v, _ in ex}
-            split3 = [v for v in cands if v not in exvars][:need]
-            pool.drop(lambda t: t["kind"] == "x2" and t["fixes"][0][0] not in split3)   # of no use any more
-            l3["groups"] = _number([[{"fixes": rest + c, "seed": options.seed}
-                                     for c in _parts(split3, _u_values(data, sol))]])
+            leaves = _level3_leaves(cands, _u_values(data, sol), excluded(), 2 ** need)
+            # a running exclusion chain keeps its worker only if every level-3 part has a worker meanwhile (it may
+            # still cover one); else it is cancelled (it would delay level 3)
+            busy = sum(1 for t in pool.running.values() if t["kind"] == "x2" and not t.get("cancelled"))
+            keep = len(leaves) <= len(pool.procs) - len(pool.dead) - busy
+            if not keep:
+                pool.drop(lambda t: t["kind"] == "x2")
+            l3["groups"] = _number([[{"fixes": f, "seed": options.seed} for f in leaves]])
             l3["queue"] = _tasks("l3", l3["groups"], z1, options, prep3, done3)
-            extra["split_level3"] = [f"u[{j},{r}]={v}" for (j, r), v in rest] + [f"u[{j},{r}]" for j, r in split3]
+            extra["split_level3"] = [",".join(f"u[{j},{r}]={v}" for (j, r), v in f) or "whole" for f in leaves]
         plan3()
         groups3 = l3["groups"]
         parts3 = {p["id"]: p for g in groups3 for p in g}
@@ -705,13 +760,37 @@ def _excludes(a: dict | None, limit: float, rel_gap: float) -> bool:
     return b - 2 * max(max(rel_gap, LEVEL_TOL) * abs(b), 1e-9) > limit
 
 
+def _covered(fixes, excluded) -> bool:
+    """The set fixed by ``fixes`` lies inside one of the ``excluded`` sets (each a frozenset of fixes)."""
+    f = set(fixes)
+    return any(e <= f for e in excluded)
+
+
+def _level3_leaves(cands, first: dict, excluded, n_parts: int) -> list[tuple]:
+    """Level 3's parts (section 9g): a decision tree over the candidates in order, each node split into its two
+    values (``first``'s value first: the level-2 placement's); a node inside an excluded set is dropped; the
+    splitting stops once ``n_parts`` nodes are left (or the candidates run out).  The leaves and the dropped nodes
+    partition X, so the leaves cover every placement no exclusion rules out."""
+    nodes: list[tuple] = [()]
+    for v in cands:
+        if len(nodes) >= n_parts:
+            break
+        nxt = []
+        for node in nodes:
+            for val in sorted((0, 1), key=lambda x: x != first.get(v, 0)):
+                child = node + ((v, val),)
+                if not _covered(child, excluded):
+                    nxt.append(child)
+        nodes = nxt
+    return nodes
+
+
 def _exclusion_rows(xs: dict, limit: float, rel_gap: float) -> list[dict]:
     rows = []
-    for w, ((j, r), v) in sorted(xs["halves"].items()):
-        a = xs["answers"].get(w)
-        rows.append({"half": f"u[{j},{r}]={v}", "status": a["status"] if a else "not finished or cancelled",
+    for key, a in sorted(xs["answers"].items()):
+        rows.append({"half": ",".join(f"u[{j},{r}]={v}" for (j, r), v in a["fixes"]), "status": a["status"],
                      "bound": _part_bound(a), "excluded": _excludes(a, limit, rel_gap),
-                     "cpu_s": None if not a or a.get("cpu_s") is None else round(a["cpu_s"], 3)})
+                     "cpu_s": None if a.get("cpu_s") is None else round(a["cpu_s"], 3)})
     return rows
 
 
