@@ -189,7 +189,7 @@ def test_an_exclusion_holding_a_tie_is_not_read_as_excluding(greedy_start, monke
     inst = _tie_instance()
     plain = _levels(solve_placement(inst, solver="highs", options=SolveOptions(time_limit_s=60)))
     a, b = 0, 1                                                   # region indexes of A and B
-    monkeypatch.setattr(SP, "split_candidates", lambda m, data, limit: [(1.0, (0, a)), (0.5, (0, b))][:limit])
+    monkeypatch.setattr(SP, "split_candidates", lambda m, data, limit, fixes=(): [(1.0, (0, a)), (0.5, (0, b))][:limit])
     monkeypatch.setattr(SP, "PLANT", plant)
     monkeypatch.setattr(race, "cpu_count", lambda: 2)            # one exclusion (one core left by the caller)
     monkeypatch.setattr(SP, "EXCLUDE_WAIT_S", 60.0)              # the chain ends before level 3 is planned

@@ -79,6 +79,8 @@ EXCLUDE_CHAIN = 4
 #: after level 2, wait up to this long for the exclusion chains to end before level 3 is planned (0: take what has
 #: ended; the tests set it so that the chains' answers are all in, whatever the timing)
 EXCLUDE_WAIT_S = 0.0
+#: level 3's further splits of the one region the exclusions leave are ranked by the root LP restricted to it
+RERANK = True
 #: the parent waits this long past the time limit before giving up on the workers
 GRACE_S = 10.0
 POLL_S = 0.05
@@ -216,15 +218,19 @@ def _exclusion_chain(m, fm, state: dict, task: dict, out, wid: int, cancel) -> d
 
 # ---------------------------------------------------------------------------------------------- parent side
 
-def split_candidates(m, data, limit: int) -> list[tuple[float, tuple[int, int]]]:
-    """Up to ``limit`` region-use binaries u[j,r] to split on: the root LP's (level 2's, as ``m`` stands)
-    fractional ones ranked by min(u, 1 - u) times the job's stage count, best first (ties by index)."""
+def split_candidates(m, data, limit: int, fixes=()) -> list[tuple[float, tuple[int, int]]]:
+    """Up to ``limit`` region-use binaries u[j,r] to split on: the root LP's (level 2's, as ``m`` stands, with
+    ``fixes`` ((j, r), 0/1) applied) fractional ones ranked by min(u, 1 - u) times the job's stage count, best first
+    (ties by index)."""
     import pyomo.environ as pyo
     from pyomo.contrib.appsi.solvers.highs import Highs
     if limit <= 0:
         return []
     r = m.clone()
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(r)
+    for idx, val in fixes:
+        r.u[idx].setlb(val)
+        r.u[idx].setub(val)
     opt = Highs()
     res = opt.solve(r)
     if res.best_feasible_objective is None:
@@ -638,9 +644,16 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
             pool.drain()                # the exclusions that ended while level 2 ran in this process
             if EXCLUDE_WAIT_S > 0:
                 pool.wait_kind("x2", time.perf_counter() + EXCLUDE_WAIT_S)
-            # level 3 on what the exclusions finished so far leave (R: the other side of every excluded half),
-            # split on the next candidates; a running exclusion on a split candidate may still cover a part
-            leaves = _level3_leaves(cands, _u_values(data, sol), excluded(), 2 ** need)
+            # level 3 on what the exclusions finished so far leave, split on the next candidates: when one region
+            # is left, the candidates of the root LP restricted to it (RERANK; the root's ranking split it badly)
+            first3, ex3 = _u_values(data, sol), excluded()
+            tried = [v for v in cands if any(v == f[0] for a in xs["answers"].values() for f in a["fixes"])]
+            leaves = _level3_leaves(tried, first3, ex3, 2 ** need)
+            if len(leaves) < 2 ** need:
+                more = cands
+                if RERANK and len(leaves) == 1 and leaves[0]:
+                    more = [idx for _, idx in split_candidates(m, data, need + 2, fixes=leaves[0])] + cands
+                leaves = _level3_leaves(tried + [v for v in more if v not in tried], first3, ex3, 2 ** need)
             # a running exclusion chain keeps its worker only if every level-3 part has a worker meanwhile (it may
             # still cover one); else it is cancelled (it would delay level 3)
             busy = sum(1 for t in pool.running.values() if t["kind"] == "x2" and not t.get("cancelled"))
