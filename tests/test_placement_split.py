@@ -65,7 +65,8 @@ def test_split_proves_the_plain_optima(plain, greedy_start):
         si = r.solver_info
         assert si.name == "highs-split" and si.status == "optimal", si.message
         assert len(si.extra["split"]) == 2                       # really split: 4 parts per level
-        assert [len(l.get("parts", [])) for l in r.levels] == [0, 4, 4]
+        n_parts = [len(l.get("parts", [])) for l in r.levels]
+        assert n_parts[:2] == [0, 4] and 1 <= n_parts[2] <= 4, n_parts   # level 3: the parts level 2 leaves (9g)
         assert _agree(_levels(r), plain[s]), (s, _levels(r), plain[s])
         assert si.extra["worker_cpu_s"] > 0
 

@@ -518,8 +518,10 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= z1)
         m.obj_count.deactivate(); m.obj_cost.activate()
         need = depth if "parts" in how.values() else 0
-        excl = EXCLUDE and how[2] == "whole" and LEVEL2_HERE and how[3] == "parts" and levels >= 3 and \
-            not SPECULATE and need > 0
+        # level 3 planned over what level 2's answers leave (section 9g): the exclusion chains (with level 2 whole
+        # in this process) and the level-2 parts proven to hold nothing within the limit
+        plan_x = EXCLUDE and how[3] == "parts" and levels >= 3 and not SPECULATE and need > 0
+        excl = plan_x and how[2] == "whole" and LEVEL2_HERE
         # one exclusion per core the calling process leaves free (it runs level 2 meanwhile): on 2 cores one, as
         # a second exclusion would slow level 2 itself (measured: 55 s against 44 s on realistic seed 2)
         n_excl = max(0, min(n_workers, cpu_count() - 1)) if excl else 0
@@ -632,22 +634,27 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
             return task.get("start") is sol and task.get("limit") == limit       # (a task never sent has neither)
 
         def excluded() -> list:
-            """The exclusions proven (so far) to hold no placement costing <= the level-2 limit (their fixes)."""
-            return [frozenset(a["fixes"]) for a in xs["answers"].values() if _excludes(a, limit, options.rel_gap)]
+            """The sets proven (so far) to hold no placement costing <= the level-2 limit (their fixes): the
+            exclusions, and the level-2 parts (a level-2 part is an exclusion too)."""
+            ex = [frozenset(a["fixes"]) for a in xs["answers"].values() if _excludes(a, limit, options.rel_gap)]
+            return ex + [frozenset(parts[i]["fixes"]) for i, a in answers.items()
+                         if parts[i]["fixes"] and _excludes(a, limit, options.rel_gap)]
 
         def covered(task) -> bool:      # a level-3 part inside an excluded set holds no level-3 solution
-            return bool(excl) and _covered(task["fixes"], excluded())
+            return bool(plan_x) and _covered(task["fixes"], excluded())
 
         pool.drop(lambda t: t["kind"] == "l3" and not valid(t))
         t3 = time.perf_counter()
-        if excl:
+        if plan_x:
             pool.drain()                # the exclusions that ended while level 2 ran in this process
             if EXCLUDE_WAIT_S > 0:
                 pool.wait_kind("x2", time.perf_counter() + EXCLUDE_WAIT_S)
             # level 3 on what the exclusions finished so far leave, split on the next candidates: when one region
             # is left, the candidates of the root LP restricted to it (RERANK; the root's ranking split it badly)
             first3, ex3 = _u_values(data, sol), excluded()
-            tried = [v for v in cands if any(v == f[0] for a in xs["answers"].values() for f in a["fixes"])]
+            fixed = {f[0] for a in xs["answers"].values() for f in a["fixes"]} | \
+                {f[0] for p in parts.values() for f in p["fixes"]}
+            tried = [v for v in cands if v in fixed]
             leaves = _level3_leaves(tried, first3, ex3, 2 ** need)
             if len(leaves) < 2 ** need:
                 more = cands
@@ -682,7 +689,7 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
 
         pending3 = [t for t in _tasks("l3", groups3, z1, options, prep3, done3) if t["part"] not in started]
         pool.run("l3", pending3, lambda: _complete(3, groups3, answers3()) is not None, deadline,
-                 skip=covered if excl else None)
+                 skip=covered if plan_x else None)
         fm.load_solution_into_pyomo(m, sol)
         best3 = {"t": pyo.value(m.obj_run.expr), "sol": sol}
         for i, ans in sorted(answers3().items()):
