@@ -23,6 +23,11 @@ group whose every part is, and the parts still running are then cancelled throug
 default (measured, benchmarks/README.md, sixth round) level 2 runs whole, in the calling process while the
 workers start (``LEVEL2_HERE``), and level 3 in two parts on the workers.
 
+Exclusions (section 9g, seventh round): while level 2 runs in the calling process, the free worker proves level 2
+on the candidates' halves the start is not in (``EXCLUDE``, a chain of ``EXCLUDE_CHAIN``); a set proven to hold
+nothing costing <= the level-2 limit holds no level-3 point, so level 3's parts are the leaves of a decision tree
+over the candidates with those sets (and any level-2 part proven the same way) dropped.
+
 Level 1 (count) is decided in the calling process (by the GPU-count bound when the start reaches it, else by
 one plain solve), as is the choice of the split binaries; the parent never runs two HiGHS searches at
 once (two HiGHS solves in threads of one process hung, benchmarks/README.md, fifth round).  Workers are
