@@ -1,6 +1,7 @@
 """Helpers for the tests that run a command in a subprocess and interrupt it (``/proc`` based)."""
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
@@ -50,3 +51,21 @@ def gone(pid: int, wait_s: float = 3.0) -> bool:
         if time.monotonic() - t > wait_s:
             return False
         time.sleep(0.1)
+
+
+def interrupt(p, settle_s: float = 1.0, timeout_s: float = 60.0) -> tuple[str, str, float]:
+    """Wait ``settle_s``, check that ``p`` still runs, send it SIGINT (Ctrl-C) and wait for it to end; return
+    (stdout, stderr, seconds from the signal to the end)."""
+    time.sleep(settle_s)
+    assert p.poll() is None, "the command ended before the interrupt: use a harder instance"
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=timeout_s)
+    return out, err, time.monotonic() - t
+
+
+def kill(p) -> None:
+    """Kill ``p`` if it still runs (a test's clean-up)."""
+    if p.poll() is None:
+        p.kill()
+        p.wait()
