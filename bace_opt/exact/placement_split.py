@@ -550,7 +550,7 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         answers: dict[int, dict] = {}
         parts = {p["id"]: p for g in groups for p in g}
         # exclusions (section 9g): worker w proves level 2 on the half of candidate w that the start is not in
-        xs: dict = {"answers": {}}         # (worker, k) -> the k-th answer of the worker's exclusion chain
+        xans: dict = {}                    # (worker, k) -> the k-th answer of the worker's exclusion chain
 
         def prepx(task):
             task["start"] = None
@@ -561,7 +561,7 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
             pass                        # the chain's answers came one by one (on_part)
 
         def partx(task, k, ans):
-            xs["answers"][(task["part"], k)] = dict(ans, cutoff_used=task["cutoff"])
+            xans[(task["part"], k)] = dict(ans, cutoff_used=task["cutoff"])
 
         if excl:
             su = _u_values(data, start)
@@ -641,7 +641,7 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         def excluded() -> list:
             """The sets proven (so far) to hold no placement costing <= the level-2 limit (their fixes): the
             exclusions, and the level-2 parts (a level-2 part is an exclusion too)."""
-            ex = [frozenset(a["fixes"]) for a in xs["answers"].values() if _excludes(a, limit, options.rel_gap)]
+            ex = [frozenset(a["fixes"]) for a in xans.values() if _excludes(a, limit, options.rel_gap)]
             return ex + [frozenset(parts[i]["fixes"]) for i, a in answers.items()
                          if parts[i]["fixes"] and _excludes(a, limit, options.rel_gap)]
 
@@ -657,7 +657,7 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
             # level 3 on what the exclusions finished so far leave, split on the next candidates: when one region
             # is left, the candidates of the root LP restricted to it (RERANK; the root's ranking split it badly)
             first3, ex3 = _u_values(data, sol), excluded()
-            fixed = {f[0] for a in xs["answers"].values() for f in a["fixes"]} | \
+            fixed = {f[0] for a in xans.values() for f in a["fixes"]} | \
                 {f[0] for p in parts.values() for f in p["fixes"]}
             tried = [v for v in cands if v in fixed]
             leaves = _level3_leaves(tried, first3, ex3, 2 ** need)
@@ -707,7 +707,7 @@ def solve_levels_split(inst, kw: dict, data, options: SolveOptions, warm_start, 
         rec["parts"] = _part_rows(parts3, answers3())
         rec["parts_started_in_level2"] = used_spec
         if excl:
-            rec["exclusions"] = _exclusion_rows(xs, limit, options.rel_gap)
+            rec["exclusions"] = _exclusion_rows(xans, limit, options.rel_gap)
             extra["exclusions"] = rec["exclusions"]
         lv.append(rec)
         extra["level3_speculative"] = {"started": l3["spec"], "used": used_spec}
@@ -810,9 +810,9 @@ def _level3_leaves(cands, first: dict, excluded, n_parts: int) -> list[tuple]:
     return nodes
 
 
-def _exclusion_rows(xs: dict, limit: float, rel_gap: float) -> list[dict]:
+def _exclusion_rows(xans: dict, limit: float, rel_gap: float) -> list[dict]:
     rows = []
-    for key, a in sorted(xs["answers"].items()):
+    for _, a in sorted(xans.items()):
         rows.append({"half": ",".join(f"u[{j},{r}]={v}" for (j, r), v in a["fixes"]), "status": a["status"],
                      "bound": _part_bound(a), "excluded": _excludes(a, limit, rel_gap),
                      "cpu_s": None if a.get("cpu_s") is None else round(a["cpu_s"], 3)})
