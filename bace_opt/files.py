@@ -4,7 +4,9 @@
 mode 0644 (less the umask's other bits: ordinary shared files, as a plain ``open`` would make them) and
 renames it over the target with ``os.replace``.  A reader, a crash or a full disk sees either the old file or
 the new one, never a truncated mix; on any failure the temporary file is removed and the old file stays.
-``atomic_savefig`` does the same for a matplotlib figure.
+``atomic_savefig`` does the same for a matplotlib figure.  ``append_csv_rows`` adds rows to a CSV history file
+(one that accumulates rows across runs) by replacing the whole file atomically: the old bytes, then the new rows;
+``csv_text`` is the CSV text those rows (and any whole CSV file) are written as.
 
 ``check_output(path, suffixes=..., inputs=...)`` is called by every command *before* any work starts: the
 folder must exist and be a folder, the path must not be a folder, its suffix must be one the writer
@@ -13,10 +15,12 @@ fault is one ``InputError`` line naming the option.
 """
 from __future__ import annotations
 
+import csv
+import io
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import InputError
 
@@ -92,6 +96,53 @@ def atomic_savefig(fig, path, **kwargs) -> Path:
         os.close(fd)
         fig.savefig(tmp, format=path.suffix.lstrip(".").lower() or None, **kwargs)
     return _write_atomically(path, write)
+
+
+def csv_text(fieldnames: Sequence[str], rows: Iterable[Mapping[str, Any] | Sequence[Any]], *, header: bool = True,
+             extrasaction: str = "raise", **fmt) -> str:
+    """The CSV text of ``rows`` under ``fieldnames``, exactly as ``csv.DictWriter`` / ``csv.writer`` write it to a
+    file opened with ``newline=""`` (lines end in ``\\r\\n`` unless ``fmt`` gives another ``lineterminator``).
+
+    A row is a mapping (keyed by the field names; ``extrasaction`` as ``csv.DictWriter``'s) or a sequence of
+    values in the order of ``fieldnames``.  ``header``: start with the header line."""
+    fieldnames = list(fieldnames)
+    buf = io.StringIO()
+    by_name = csv.DictWriter(buf, fieldnames=fieldnames, extrasaction=extrasaction, **fmt)
+    plain = csv.writer(buf, **fmt)
+    if header:
+        by_name.writeheader()
+    for r in rows:
+        if isinstance(r, Mapping):
+            by_name.writerow(r)
+        else:
+            r = list(r)
+            if len(r) != len(fieldnames):
+                raise ValueError(f"a CSV row of {len(r)} values for {len(fieldnames)} columns: {r!r}")
+            plain.writerow(r)
+    return buf.getvalue()
+
+
+def append_csv_rows(path, fieldnames: Sequence[str], rows: Iterable[Mapping[str, Any] | Sequence[Any]], *,
+                    extrasaction: str = "raise", **fmt) -> Path:
+    """Add ``rows`` (as ``csv_text``'s) to the CSV history file ``path``, replacing it atomically; returns the path.
+
+    The new file is the old file's bytes unchanged, then the new rows; a missing or empty file gets the header
+    line first.  An old file whose last line has no line break (a row cut short by a non-atomic append of the
+    past) gets one, so that the cut row stays a row of its own.  The header of an existing file is not checked
+    against ``fieldnames``.  A crash or a failed write leaves the old file as it was (``atomic_write``); an
+    unreadable or unwritable file is an ``InputError`` naming it.  Not for concurrent writers: two processes
+    appending at once may lose one's rows (the runner's ``ResultsFile`` journal is the tool for that)."""
+    path = Path(path)
+    try:
+        old = path.read_bytes()
+    except FileNotFoundError:
+        old = b""
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}") from None
+    if old and not old.endswith((b"\n", b"\r")):
+        old += fmt.get("lineterminator", "\r\n").encode()
+    new = csv_text(fieldnames, rows, header=not old, extrasaction=extrasaction, **fmt)
+    return atomic_write(path, old + new.encode("utf-8"))
 
 
 def _same_file(a: Path, b: Path) -> bool:
