@@ -11,12 +11,11 @@ instance as placed by bace-pipe) drawn with ``pipeline.gantt.draw_gantt`` (aggre
 drawing time and number of bars.  The machine load (``os.getloadavg``) is recorded beside every figure.
 
 Run:  python benchmarks/bench_interrupt.py [--solvers highs,scip,cpsat,mathopt-highs]
-Writes benchmarks/results/interrupt.csv (one row per measurement, appended).
+Writes benchmarks/results/interrupt.csv (one row per measurement, appended; the file is replaced atomically).
 """
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import signal
 import subprocess
@@ -24,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bace_opt.files import append_csv_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCE = ROOT / "instances" / "paper-6r-24j-seed1.json"
@@ -88,12 +89,7 @@ def main() -> None:
     args = ap.parse_args()
     rows = [interrupt_latency(s) for s in args.solvers.split(",") if s]
     rows.append(gantt_time())
-    new = not OUT.exists()
-    with open(OUT, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        if new:
-            w.writeheader()
-        w.writerows(rows)
+    append_csv_rows(OUT, FIELDS, rows)
     for r in rows:
         print(r)
 

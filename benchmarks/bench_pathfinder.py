@@ -13,12 +13,12 @@ static per-instance tables of both paths (routes, latencies, eligibility; ``chai
 stay warm from the recorded simulation.
 
 Run:  python benchmarks/bench_pathfinder.py [--sizes 4000] [--policies bace-pipe fifo ...] [--max-calls 20000]
-Writes benchmarks/results/pathfinder_per_call.csv (one row per family, size, policy and call kind, appended).
+Writes benchmarks/results/pathfinder_per_call.csv (one row per family, size, policy and call kind, appended;
+the file is replaced atomically).
 """
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import platform
@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_sim_speed import CONTENDED_SPREAD_S, UNCONTENDED_SPREAD_S, contended_instance  # noqa: E402
 
+from bace_opt.files import append_csv_rows  # noqa: E402
 from bace_opt.policies import make_policy  # noqa: E402
 from bace_opt.policies.bace_pipe import BacePipe  # noqa: E402
 from bace_opt.policies.base import ClusterState  # noqa: E402
@@ -133,12 +134,7 @@ def main(argv=None) -> int:
                     ok &= row["identical"]
                     print(json.dumps(row), flush=True)
                     if not args.no_write:
-                        new = not out.exists()
-                        with out.open("a", newline="") as f:
-                            w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-                            if new:
-                                w.writeheader()
-                            w.writerow(row)
+                        append_csv_rows(out, COLUMNS, [row], extrasaction="ignore")
     return 0 if ok else 1
 
 

@@ -13,7 +13,7 @@ time is set so that the offered load (GPU-seconds asked per second over the clus
 (default 0.8; near 1 the queue grows and decisions get slower).
 
 Run:  python benchmarks/bench_sim_speed.py [--jobs 10000] [--regions 20] [--load 0.8] [--hourly] [--no-hol]
-Writes benchmarks/results/sim_speed.csv (one row per run, appended).
+Writes benchmarks/results/sim_speed.csv (one row per run, appended; the file is replaced atomically).
 
 The contended family (issue 15), ``--contended``: ``bace-opt generate random --seed 3 --regions 20
 --max-gpus-per-region 64 --max-stages 16 --hourly-prices --mixed-gpus --topology sparse --jobs N`` with
@@ -32,8 +32,8 @@ listing all K (``cpu_runs``): on a shared machine interference only adds time, s
 estimate of the work.
 
 Run:  python benchmarks/bench_sim_speed.py --contended [--sizes 1000 4000] [--policies bace-pipe lcf] [--repeat 3]
-Writes benchmarks/results/sim_speed_contended.csv (one row per (size, family, policy), appended) and prints a
-markdown table.
+Writes benchmarks/results/sim_speed_contended.csv (one row per (size, family, policy), appended; the file is
+replaced atomically) and prints a markdown table.
 """
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ from pathlib import Path
 
 import bace_opt as bo
 from bace_opt import formulas as F
+from bace_opt.files import append_csv_rows, atomic_write
 from bace_opt.policies import ABLATIONS, HEURISTICS
 from bace_opt.sim import run_simulation
 
@@ -186,16 +187,15 @@ def contended_main(args) -> int:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 if not args.no_write:
-                    new = not out.exists()
-                    with out.open("a", newline="") as f:
-                        w = csv.DictWriter(f, fieldnames=CONTENDED_COLUMNS, extrasaction="ignore")
-                        if new:
-                            w.writeheader()
-                        w.writerow(row)
+                    append_csv_rows(out, CONTENDED_COLUMNS, [row], extrasaction="ignore")
     print(f"\nload average at start {load:.2f}")
     print(contended_table(rows))
     return 0
 
+
+SIM_SPEED_COLUMNS = ["instance", "policy", "jobs", "regions", "load", "hourly", "hol", "cpu_s", "wall_s", "events",
+                     "events_per_cpu_s", "decisions", "median_decide_cpu_ms", "p99_decide_cpu_ms",
+                     "median_decide_wall_ms", "feasible", "jobs_done", "python", "machine", "commit"]
 
 CONTENDED_COLUMNS = ["family", "jobs", "policy", "status", "cpu_s", "wall_s", "peak_rss_mb", "events", "decisions",
                      "hol_place_calls", "jobs_done", "mean_wait_s", "load_1min", "commit", "python", "machine",
@@ -223,7 +223,6 @@ def _upgrade_csv(out: Path) -> None:
         header = next(csv.reader(f), [])
     if header == CONTENDED_COLUMNS:
         return
-    from bace_opt.files import atomic_write
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CONTENDED_COLUMNS, extrasaction="ignore")
     w.writeheader()
@@ -308,24 +307,16 @@ def main(argv=None) -> int:
     if not args.no_write:
         out = ROOT / "benchmarks" / "results" / "sim_speed.csv"
         out.parent.mkdir(parents=True, exist_ok=True)
-        new = not out.exists()
         try:
             commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                     text=True).stdout.strip()
         except OSError:
             commit = ""
-        with out.open("a", newline="") as f:
-            w = csv.writer(f)
-            if new:
-                w.writerow(["instance", "policy", "jobs", "regions", "load", "hourly", "hol", "cpu_s", "wall_s",
-                            "events", "events_per_cpu_s", "decisions", "median_decide_cpu_ms", "p99_decide_cpu_ms",
-                            "median_decide_wall_ms", "feasible",
-                            "jobs_done", "python", "machine", "commit"])
-            w.writerow([inst.name, args.policy, args.jobs, args.regions, args.load, args.hourly, not args.no_hol,
-                        f"{stats.cpu_s:.3f}", f"{stats.wall_s:.3f}", stats.events, f"{eps_cpu:.0f}", stats.decisions,
-                        f"{p(0.5) * 1e3:.4f}", f"{p(0.99) * 1e3:.4f}", f"{p(0.5, dw) * 1e3:.4f}", rep.feasible,
-                        m["jobs_done"],
-                        platform.python_version(), f"{platform.machine()} x{os.cpu_count()}", commit])
+        append_csv_rows(out, SIM_SPEED_COLUMNS, [[
+            inst.name, args.policy, args.jobs, args.regions, args.load, args.hourly, not args.no_hol,
+            f"{stats.cpu_s:.3f}", f"{stats.wall_s:.3f}", stats.events, f"{eps_cpu:.0f}", stats.decisions,
+            f"{p(0.5) * 1e3:.4f}", f"{p(0.99) * 1e3:.4f}", f"{p(0.5, dw) * 1e3:.4f}", rep.feasible, m["jobs_done"],
+            platform.python_version(), f"{platform.machine()} x{os.cpu_count()}", commit]])
         print(f"appended to {out.relative_to(ROOT)}")
     return 0 if rep.feasible else 1
 
