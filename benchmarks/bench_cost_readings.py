@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import bace_opt as bo
 from bace_opt.builders.paper import paper_instance
+from bace_opt.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ("bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "bace-pipe-no-pathfinder")
@@ -130,14 +129,6 @@ def report(rows, seeds, load: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
@@ -156,8 +147,8 @@ def main(argv=None) -> int:
         for r in rows:
             w.writerow({k: ("" if r.get(k) is None else (repr(r[k]) if isinstance(r[k], float) else r[k]))
                         for k in COLUMNS})
-        _atomic_write(res / "cost-readings.csv", buf.getvalue())
-        _atomic_write(res / "cost-readings.md", md)
+        atomic_write(res / "cost-readings.csv", buf.getvalue())
+        atomic_write(res / "cost-readings.md", md)
         print(f"wrote {res / 'cost-readings.csv'} and cost-readings.md", file=sys.stderr)
     return 0
 

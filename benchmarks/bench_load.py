@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from bace_opt.builders import paper_instance, random_instance, realistic_instance
+from bace_opt.files import atomic_write
 from bace_opt.instance import load_instance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +57,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     md = ["# bench_load", "", f"python {sys.version.split()[0]}; best of repeats, wall time", "",
           "| what | ms |", "|---|---|"] + [f"| {n} | {s * 1000:.1f} |" for n, s in rows]
-    (out / "bench_load.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    atomic_write(out / "bench_load.md", "\n".join(md) + "\n")
     return 0
 
 

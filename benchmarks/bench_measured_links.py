@@ -15,13 +15,12 @@ Writes benchmarks/results/measured-links.csv and measured-links.md.
 from __future__ import annotations
 
 import argparse
-import csv
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from bace_opt.evaluate import evaluate
+from bace_opt.files import atomic_write, csv_text
 from bace_opt.instance import load_instance
 from bace_opt.sim import simulate
 
@@ -56,12 +55,7 @@ def write(rows: list[dict]) -> None:
     out = ROOT / "benchmarks" / "results"
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=ROOT).stdout.strip()
-    tmp = out / "measured-links.csv.tmp"
-    with tmp.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, out / "measured-links.csv")
+    atomic_write(out / "measured-links.csv", csv_text(list(rows[0]), rows))
     insts = list(dict.fromkeys(r["instance"] for r in rows))
     lines = [f"# Peak link use, nominal vs measured links (bench_measured_links.py, commit {commit})", "",
              "Peak link use = max over time and links of reserved / capacity. Every job done under every policy "
@@ -78,9 +72,7 @@ def write(rows: list[dict]) -> None:
             cells.append((f"{r['peak_link_use']:.0%}" if r['peak_link_use'] != '' else '-') + ("" if r["jobs_done"] == f"{total}/{total}"
                                                         else f" ({r['jobs_done']} done)"))
         lines.append(f"| {i} | {first['links_gbps']} | " + " | ".join(cells) + " |")
-    tmp = out / "measured-links.md.tmp"
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, out / "measured-links.md")
+    atomic_write(out / "measured-links.md", "\n".join(lines) + "\n")
 
 
 def main(argv=None) -> int:

@@ -26,6 +26,7 @@ import bace_opt as bo
 from bace_opt.bench.suites import ABLATIONS, POLICIES
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.exact.schedule import pareto_front
+from bace_opt.files import atomic_savefig, atomic_write
 from bace_opt.solvers import SolveOptions
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -84,7 +85,7 @@ def plot(df, png):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    atomic_savefig(fig, png, dpi=110)
     plt.close(fig)
 
 
@@ -102,7 +103,7 @@ def main(argv=None):
         plot(df, RESULTS / f"pareto-{inst.name}.png")
         frames.append(df)
     out = pd.concat(frames, ignore_index=True)
-    out.to_csv(RESULTS / "pareto.csv", index=False)
+    atomic_write(RESULTS / "pareto.csv", out.to_csv(index=False))
     lines = ["# Policies against the exact P2 JCT-cost front", "",
                       "`python benchmarks/bench_pareto.py` (CP-SAT, weighted sum over mu, 10 ms time unit; figures priced "
              "by the evaluator). Instances: 3 regions, 5 jobs arriving together.", ""]
@@ -138,7 +139,7 @@ def main(argv=None):
                 lines.append(f"- {r['name']}: {'-' if not g0 else f'{100 * g0[0]:+.3f} %'} at mu = 0; smallest "
                              f"{100 * worst[1]:+.3f} % (mu = {worst[0]:.4g}){flag}")
         lines.append("")
-    (RESULTS / "pareto.md").write_text("\n".join(lines) + "\n")
+    atomic_write(RESULTS / "pareto.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

@@ -21,7 +21,6 @@ Writes benchmarks/results/pipeline.csv and pipeline.md.
 from __future__ import annotations
 
 import argparse
-import csv
 import platform
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import ortools
 
+from bace_opt.files import atomic_write, csv_text
 from bace_opt.pipeline import PipelineModel, PipelineOptions, check_ops, schedule_model
 from bace_opt.pipeline.schedules import greedy, makespan, onefoneb
 
@@ -125,11 +125,8 @@ def main(argv=None):
     sweep_s = time.perf_counter() - t_all
 
     keys = list(rows[0].keys())
-    with open(out / "pipeline.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
-    (out / "pipeline.md").write_text(report(rows, timing, args, sweep_s, gantts), encoding="utf-8")
+    atomic_write(out / "pipeline.csv", csv_text(keys, rows))
+    atomic_write(out / "pipeline.md", report(rows, timing, args, sweep_s, gantts))
     print(f"wrote {out / 'pipeline.csv'} and {out / 'pipeline.md'}")
 
 

@@ -28,7 +28,6 @@ benchmarks/results/bench_placement_realistic.csv and .md.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import platform
 import subprocess
@@ -43,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from bace_opt.evaluate import evaluate  # noqa: E402
 from bace_opt.exact import solve  # noqa: E402
 from bace_opt.exact.placement import PlacementData, lp_relaxation_bound  # noqa: E402
+from bace_opt.files import atomic_write, csv_text  # noqa: E402
 from bace_opt.instance import load_instance  # noqa: E402
 from bace_opt.solvers import registry  # noqa: E402
 from bace_opt.solvers.base import SolveOptions  # noqa: E402
@@ -256,7 +256,7 @@ def _realistic_write(args, rows, commit) -> None:
         args.family, f"bench_placement_{args.family}_race")
     if args.out_suffix:
         name += "_" + args.out_suffix
-    _write_atomic(out / f"{name}.csv", _csv_text(rows))
+    atomic_write(out / f"{name}.csv", csv_text(list(rows[0]), rows))
     cols = ["instance", "backend", "formulation", "seed", "status", "proved_by", "wall_s", "cpu_s", "jobs_started", "cost_usd",
             "run_s", "root_bound_l2", "build_s", "level_build_s", "level_solve_s", "level_nodes", "level_status",
             "parts_cpu_s", "exclusions", "loadavg_start", "loadavg_end"]
@@ -275,7 +275,7 @@ def _realistic_write(args, rows, commit) -> None:
           "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     md += ["| " + " | ".join(_fmt(r[c]) for c in cols) + " |" for r in rows]
     md += [""] + lines
-    _write_atomic(out / f"{name}.md", "\n".join(md) + "\n")
+    atomic_write(out / f"{name}.md", "\n".join(md) + "\n")
     print(f"wrote {out / (name + '.csv')} and .md")
     return 0
 
@@ -347,21 +347,6 @@ def _realistic_targets(rows, family="realistic"):
                      f"{r['wall_s']:.1f} s, CPU {_fmt(r['cpu_s'])} s (target {target:.0f} s; load {r['loadavg_start']}-"
                      f"{r['loadavg_end']} on 2 cores)")
     return lines
-
-
-def _csv_text(rows) -> str:
-    import io
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def paper(seed: int, jobs: int):
@@ -459,21 +444,17 @@ def main(argv=None) -> int:
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     name = "bench_placement_quick" if args.quick else "bench_placement"
-    with open(out / f"{name}.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    with open(out / f"{name}.md", "w") as fh:
-        fh.write(f"# P1 placement benchmark (commit {commit}, {os.cpu_count()} cores shared, threads={args.threads})\n\n"
-                 "final_gap = level-2 (cost) gap; status optimal = all three levels proven; unproven = levels "
-                 "stopped by the time limit; level_solve_s = solve time of levels 1/2/3; loadavg_1min = machine "
-                 "load when the row finished (timings on a shared machine scale with it).\n\n")
-        cols = ["instance", "backend", "status", "unproven", "jobs_started", "cost_usd", "final_gap", "root_gap",
-                "build_s", "solve_s", "level_solve_s", "nodes", "evaluator_ok", "loadavg_1min"]
-        fh.write("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")
-        for r in rows:
-            fh.write("| " + " | ".join(_fmt(r[c]) for c in cols) + " |\n")
-        fh.write("\n" + "\n".join(_target_lines(rows)) + "\n")
+    atomic_write(out / f"{name}.csv", csv_text(list(rows[0]), rows))
+    cols = ["instance", "backend", "status", "unproven", "jobs_started", "cost_usd", "final_gap", "root_gap",
+            "build_s", "solve_s", "level_solve_s", "nodes", "evaluator_ok", "loadavg_1min"]
+    atomic_write(out / f"{name}.md", "".join(
+        [f"# P1 placement benchmark (commit {commit}, {os.cpu_count()} cores shared, threads={args.threads})\n\n"
+         "final_gap = level-2 (cost) gap; status optimal = all three levels proven; unproven = levels "
+         "stopped by the time limit; level_solve_s = solve time of levels 1/2/3; loadavg_1min = machine "
+         "load when the row finished (timings on a shared machine scale with it).\n\n",
+         "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"]
+        + ["| " + " | ".join(_fmt(r[c]) for c in cols) + " |\n" for r in rows]
+        + ["\n" + "\n".join(_target_lines(rows)) + "\n"]))
     print(f"wrote {out / (name + '.csv')} and .md")
     return 0
 

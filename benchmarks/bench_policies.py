@@ -26,7 +26,6 @@ Writes benchmarks/results/policies.csv (one row per instance x policy) and polic
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import statistics
 import subprocess
@@ -36,6 +35,7 @@ from pathlib import Path
 
 import bace_opt as bo
 from bace_opt.builders.paper import paper_instance
+from bace_opt.files import atomic_write, csv_text
 from bace_opt.policies import ABLATIONS, HEURISTICS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -316,13 +316,11 @@ def main(argv=None) -> int:
         out.mkdir(parents=True, exist_ok=True)
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                 text=True).stdout.strip()
-        with (out / "policies.csv").open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]) + ["commit"])
-            w.writeheader()
-            for r in rows:
-                w.writerow({**{k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()},
-                            "commit": commit})
-        (out / "policies.md").write_text(md + "\n", encoding="utf-8")
+        atomic_write(out / "policies.csv", csv_text(
+            list(rows[0]) + ["commit"],
+            ({**{k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()}, "commit": commit}
+             for r in rows)))
+        atomic_write(out / "policies.md", md + "\n")
         print(f"wrote {out.relative_to(ROOT)}/policies.csv and policies.md")
     return 0
 

@@ -33,6 +33,7 @@ from bace_opt.adversary.space import make_space
 from bace_opt.bench.report import _md, load
 from bace_opt.bench.runner import RunSpec
 from bace_opt.bench.tasks import build_instance
+from bace_opt.files import atomic_write
 
 RES = Path(__file__).resolve().parent / "results"
 POLICIES = ["bace-pipe", "price-pack", "price-pack-no-enum", "price-pack-no-order", "price-pack-no-search"]
@@ -103,8 +104,8 @@ def main(argv=None) -> int:
             + _md(t) + "\n")
     print(text)
     if not args.no_write:
-        df.to_csv(RES / "price-pack.csv", index=False)
-        (RES / "price-pack.md").write_text(text, encoding="utf-8")
+        atomic_write(RES / "price-pack.csv", df.to_csv(index=False))
+        atomic_write(RES / "price-pack.md", text)
     return 0
 
 

@@ -26,7 +26,6 @@ Instances (all 6 jobs x 4 regions, deterministic):
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import platform
 import subprocess
@@ -38,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import bace_opt as bo  # noqa: E402
+from bace_opt.files import atomic_write, csv_text  # noqa: E402
 from bace_opt.builders.synthetic import random_instance  # noqa: E402
 from bace_opt.exact.schedule import pareto_front, solve_schedule  # noqa: E402
 from bace_opt.solvers.base import SolveOptions  # noqa: E402
@@ -133,11 +133,7 @@ def brackets_main(args) -> int:
                                       and m["total_cost_usd"] >= lb["lower_bound_cost_usd"] - 1e-9)
         rows.append(row)
         print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
-    with open(RESULTS / "schedule_brackets.csv.tmp", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(RESULTS / "schedule_brackets.csv.tmp", RESULTS / "schedule_brackets.csv")
+    atomic_write(RESULTS / "schedule_brackets.csv", csv_text(list(rows[0]), rows))
     cols = ["instance", "lower_s", "lower_status", "lower_time_unit_s", "lower_solve_s", "upper_s", "upper_from",
             "exact_restricted_s", "exact_status", "exact_solve_s", "width_pct", "loadavg_start", "loadavg_end"]
     md = ["# Certified P2 brackets on the paper 8-job instances (mean JCT, mu = 0)\n",
@@ -154,8 +150,7 @@ def brackets_main(args) -> int:
         md.append(f"| {r['instance']} | " + " | ".join(
             f"{_fmt(r[p + '_jct_over_lb_pct'])} ({'inside' if r[p + '_inside'] else 'OUTSIDE'})" for p in POLICIES)
             + " |")
-    (RESULTS / "schedule_brackets.md.tmp").write_text("\n".join(md) + "\n")
-    os.replace(RESULTS / "schedule_brackets.md.tmp", RESULTS / "schedule_brackets.md")
+    atomic_write(RESULTS / "schedule_brackets.md", "\n".join(md) + "\n")
     print("wrote results/schedule_brackets.csv and .md")
     return 0
 
@@ -217,7 +212,7 @@ def main(argv=None):
     print(f"\n# Pareto front small-4r-6j (CP-SAT, 1 s, {time.perf_counter() - t:.1f} s)")
     print(df.to_string(index=False))
     df.insert(0, "instance", "small-4r-6j")
-    df.to_csv(RESULTS / "schedule_pareto.csv", index=False)
+    atomic_write(RESULTS / "schedule_pareto.csv", df.to_csv(index=False))
     _write_md(rows, df, args)
 
 
@@ -243,10 +238,7 @@ def _write_csv(path, rows):
         for k in r:
             if k not in keys:
                 keys.append(k)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
+    atomic_write(path, csv_text(keys, rows))
 
 
 def _write_md(rows, df, args):
@@ -267,7 +259,7 @@ def _write_md(rows, df, args):
                      f"{r['candidates']}/{r['candidates_enumerated']} | {r.get('target', '')} |")
     lines += ["", "Pareto front, small-4r-6j (CP-SAT, 1 s): `schedule_pareto.csv`", "",
               df.drop(columns=["instance"]).to_markdown(index=False) if _has_tabulate() else df.to_string(index=False)]
-    (RESULTS / "schedule.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write(RESULTS / "schedule.md", "\n".join(lines) + "\n")
 
 
 def _has_tabulate():
