@@ -4,7 +4,8 @@
 mode 0644 (less the umask's other bits: ordinary shared files, as a plain ``open`` would make them) and
 renames it over the target with ``os.replace``.  A reader, a crash or a full disk sees either the old file or
 the new one, never a truncated mix; on any failure the temporary file is removed and the old file stays.
-``atomic_savefig`` does the same for a matplotlib figure.  ``append_csv_rows`` adds rows to a CSV history file
+``atomic_savefig`` does the same for a matplotlib figure, ``atomic_write_by_name`` for any writer that takes a
+file name.  ``append_csv_rows`` adds rows to a CSV history file
 (one that accumulates rows across runs) by replacing the whole file atomically: the old bytes, then the new rows;
 ``csv_text`` is the CSV text those rows (and any whole CSV file) are written as.
 
@@ -20,7 +21,7 @@ import io
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .errors import InputError
 
@@ -96,6 +97,16 @@ def atomic_savefig(fig, path, **kwargs) -> Path:
         os.close(fd)
         fig.savefig(tmp, format=path.suffix.lstrip(".").lower() or None, **kwargs)
     return _write_atomically(path, write)
+
+
+def atomic_write_by_name(path, write_to: Callable[[str], object]) -> Path:
+    """``write_to(name)`` writes a file by name (a temporary file beside ``path``, with ``path``'s suffix), which
+    is then renamed over ``path`` atomically; returns the path.  For writers that take a file name, such as a
+    Pyomo model's ``write``.  Failures as ``atomic_write``'s."""
+    def write(fd, tmp):
+        os.close(fd)
+        write_to(tmp)
+    return _write_atomically(Path(path), write)
 
 
 def csv_text(fieldnames: Sequence[str], rows: Iterable[Mapping[str, Any] | Sequence[Any]], *, header: bool = True,

@@ -33,6 +33,7 @@ from typing import Mapping
 
 import pyomo.environ as pyo
 
+from ..files import atomic_write_by_name
 from ..instance import Instance
 from ..solvers.base import SolveOptions, SolveResult, Termination, relative_gap
 from .placement_common import add_speed_classes, class_index_sets, price_rate, sigma, stages_in
@@ -642,6 +643,6 @@ def write_level_mps(inst: Instance, path, level: int = 2, fix: Mapping[int, floa
     ``PlacementData`` (jobs, t0, free_gpus, free_gbps).  Returns {"variables", "constraints"} counts."""
     data = PlacementData(inst, **kw)
     m = build_level_model(data, level, fix)
-    m.write(str(path), format="mps", io_options={"symbolic_solver_labels": True})
+    atomic_write_by_name(path, lambda tmp: m.write(tmp, format="mps", io_options={"symbolic_solver_labels": True}))
     return {"variables": sum(1 for _ in m.component_data_objects(pyo.Var)),
             "constraints": sum(1 for _ in m.component_data_objects(pyo.Constraint, active=True))}
