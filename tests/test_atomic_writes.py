@@ -2,7 +2,8 @@
 
 1. ``csv_text`` / ``append_csv_rows``: the CSV history files of the benchmarks (rows accumulate across runs)
    keep their old bytes, gain the new rows, and a failed write leaves the old file as it was.
-2. The benchmark scripts that keep such histories write them through ``append_csv_rows`` (run on a tmp path).
+2. The benchmark scripts that keep such histories (interrupt, sim_speed --contended, pathfinder) keep them so,
+   run on a tmp path with their measurements replaced by fakes.
 3. A static scan of ``bace_opt/`` and ``benchmarks/`` for non-atomic write calls, with an explicit allow-list.
 """
 from __future__ import annotations
@@ -121,6 +122,81 @@ def test_write_level_mps_replaces_the_file_atomically(tmp_path, monkeypatch):
         write_level_mps(inst, p, level=1)
     assert p.read_text() == "old\n"
     assert [f.name for f in tmp_path.iterdir()] == ["p1.mps"]
+
+
+# ---------------------------------------------------------------------- the benchmarks' history files
+
+def _bench(name: str, monkeypatch):
+    import importlib
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    return importlib.import_module(name)
+
+
+def _interrupt(tmp_path, monkeypatch, k: int) -> Path:
+    """bench_interrupt's main, its measurements replaced by fakes (row ``k``); returns its results file."""
+    mod = _bench("bench_interrupt", monkeypatch)
+    out = tmp_path / "interrupt.csv"
+    monkeypatch.setattr(mod, "OUT", out)
+    monkeypatch.setattr(mod, "interrupt_latency", lambda s: {
+        "what": "ctrl-c", "backend": s, "seconds": k, "exit_code": 130, "output_written": False,
+        "detail": "a, \"quoted\" detail", "load_1min": 0.5})
+    monkeypatch.setattr(mod, "gantt_time", lambda: {
+        "what": "gantt", "backend": "agg", "seconds": k, "exit_code": "", "output_written": True, "detail": "",
+        "load_1min": 0.5})
+    monkeypatch.setattr(sys, "argv", ["bench_interrupt.py", "--solvers", "highs"])
+    mod.main()
+    return out
+
+
+def _sim_speed_contended(tmp_path, monkeypatch, k: int) -> Path:
+    """bench_sim_speed --contended on fake runs (cpu_s ``k``); returns its results file."""
+    import argparse
+    mod = _bench("bench_sim_speed", monkeypatch)
+    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
+    monkeypatch.setattr(mod, "_one_process", lambda family, n, policy, timeout: {
+        "family": family, "jobs": n, "policy": policy, "status": "ok", "cpu_s": k, "wall_s": k,
+        "peak_rss_mb": 1.0, "mean_wait_s": 0.0})
+    args = argparse.Namespace(policies=["fifo"], sizes=[10], families=["uncontended", "contended"], repeat=1,
+                              timeout=1.0, no_write=False)
+    assert mod.contended_main(args) == 0
+    return tmp_path / "benchmarks" / "results" / "sim_speed_contended.csv"
+
+
+def _pathfinder(tmp_path, monkeypatch, k: int) -> Path:
+    """bench_pathfinder's main on a fake replay (``calls`` = ``k``); returns its results file."""
+    mod = _bench("bench_pathfinder", monkeypatch)
+    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
+    monkeypatch.setattr(mod, "run", lambda family, n, policy, max_calls, repeat: [
+        {"family": family, "jobs": n, "policy": policy, "call": kind, "calls": k, "identical": True}
+        for kind in ("place", "fits")])
+    assert mod.main(["--sizes", "10", "--families", "contended", "--policies", "bace-pipe"]) == 0
+    return tmp_path / "benchmarks" / "results" / "pathfinder_per_call.csv"
+
+
+@pytest.mark.parametrize("write", [_interrupt, _sim_speed_contended, _pathfinder])
+def test_a_benchmark_history_keeps_its_rows_and_survives_a_failed_write(write, tmp_path, monkeypatch, capsys):
+    out = write(tmp_path, monkeypatch, 1)
+    first = out.read_bytes()
+    header = first.split(b"\r\n")[0]
+    n1 = len(list(csv.DictReader(io.StringIO(first.decode(), newline=""))))
+    assert n1 == 2
+    out = write(tmp_path, monkeypatch, 2)
+    second = out.read_bytes()
+    assert second.startswith(first) and second.count(header) == 1      # old rows byte for byte, one header
+    rows = list(csv.DictReader(io.StringIO(second.decode(), newline="")))
+    assert len(rows) == 2 * n1
+    key = next(c for c in ("seconds", "cpu_s", "calls") if c in rows[0])
+    assert [r[key] for r in rows] == ["1", "1", "2", "2"]
+
+    def boom(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(InputError, match="No space left"):
+        write(tmp_path, monkeypatch, 3)
+    assert out.read_bytes() == second
+    assert not [f for f in out.parent.iterdir() if f.name.endswith(".tmp.csv")]   # no temporary left
 
 
 # ---------------------------------------------------------------------- static scan for non-atomic writes
