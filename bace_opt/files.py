@@ -5,9 +5,10 @@ mode 0644 (less the umask's other bits: ordinary shared files, as a plain ``open
 renames it over the target with ``os.replace``.  A reader, a crash or a full disk sees either the old file or
 the new one, never a truncated mix; on any failure the temporary file is removed and the old file stays.
 ``atomic_savefig`` does the same for a matplotlib figure, ``atomic_write_by_name`` for any writer that takes a
-file name.  ``append_csv_rows`` adds rows to a CSV history file
-(one that accumulates rows across runs) by replacing the whole file atomically: the old bytes, then the new rows;
-``csv_text`` is the CSV text those rows (and any whole CSV file) are written as.
+file name.  ``append_csv_rows`` adds rows to a CSV history file (one that accumulates rows across runs) by
+replacing the whole file atomically: the old bytes, then the new rows; ``csv_text`` is the CSV text those rows
+(and any whole CSV file) are written as.  tests/test_atomic_writes.py scans bace_opt/ and benchmarks/ for any
+other write and lists the few allowed ones (journals, lock files) with their reasons.
 
 ``check_output(path, suffixes=..., inputs=...)`` is called by every command *before* any work starts: the
 folder must exist and be a folder, the path must not be a folder, its suffix must be one the writer
