@@ -11,6 +11,7 @@ whole: level 3 as the level driver proves it: cost minimization under a shorter 
        level-2 limit as HiGHS's objective cutoff (P1.51).
 row:   the same with the level-2 limit as a row instead of the cutoff.
 plain: min T under the level-2 row, from x* (no proof by cost minimization).
+whole-ps2: ``whole`` with HiGHS's ``mip_pscost_minreliable`` = 2 (default 8: fewer strong-branching LPs).
 A / B: ``whole`` split by x*'s region-use pattern u*: A = {u = u*} (every u fixed), B = {u != u*} (the no-good row
        sum_{u*=1} (1 - u) + sum_{u*=0} u >= 1).  A and B partition the level, so A + B is a proof of it.
 """
@@ -85,8 +86,9 @@ def main(key: str, modes: list[str]) -> None:
             fm.load_solution_into_pyomo(m, sol)
             res = solve_pyomo(m, SolveOptions(time_limit_s=900, threads=1), warm_start=True)
         else:
-            res, _ = M._level3_by_cost(m, fm, sol, "highs", SolveOptions(time_limit_s=900, threads=1),
-                                       time.perf_counter())
+            bo = {"mip_pscost_minreliable": 2} if mode == "whole-ps2" else {}
+            res, _ = M._level3_by_cost(m, fm, sol, "highs", SolveOptions(time_limit_s=900, threads=1,
+                                                                         backend_options=bo), time.perf_counter())
         print(json.dumps(dict(mode=mode, wall=round(time.perf_counter() - t, 1), nodes=res.nodes,
                               st=res.termination.value, T=res.objective, bound=res.bound, msg=res.message,
                               load=round(os.getloadavg()[0], 2))), flush=True)
