@@ -365,15 +365,19 @@ class _Pool:
                 for task in pending:
                     task["on_done"](task, {"status": Termination.ERROR.value, "message": "no worker left"})
                 return
-            try:
-                msg = self.out.get(timeout=POLL_S)
-            except queue.Empty:
-                self._reap()
-                if deadline is not None and time.perf_counter() > deadline + GRACE_S:
-                    log.warning("highs-split: parts still running past the time limit; giving up on them")
-                    return
-                continue
-            self._take(msg)
+            if not self._pump() and deadline is not None and time.perf_counter() > deadline + GRACE_S:
+                log.warning("highs-split: parts still running past the time limit; giving up on them")
+                return
+
+    def _pump(self) -> bool:
+        """Take one worker message (waiting up to POLL_S); False when none came (dead workers reaped then)."""
+        try:
+            msg = self.out.get(timeout=POLL_S)
+        except queue.Empty:
+            self._reap()
+            return False
+        self._take(msg)
+        return True
 
     def _take(self, msg) -> None:
         kind, w, part, ans = msg
@@ -398,12 +402,7 @@ class _Pool:
     def wait_kind(self, kind: str, until: float) -> None:
         """Take the workers' messages until no task of ``kind`` runs or ``until`` (perf_counter) has passed."""
         while any(t["kind"] == kind for t in self.running.values()) and time.perf_counter() < until:
-            try:
-                msg = self.out.get(timeout=POLL_S)
-            except queue.Empty:
-                self._reap()
-                continue
-            self._take(msg)
+            self._pump()
 
     def drain(self) -> None:
         """Take every message already sent by the workers (answers wait in the queue while the calling process
@@ -419,14 +418,8 @@ class _Pool:
     def wait_ready(self, deadline: float | None) -> None:
         """Block until every live worker has built its model (so that the first parts start together)."""
         while len(self.idle) + len(self.dead) < len(self.procs):
-            try:
-                msg = self.out.get(timeout=POLL_S)
-            except queue.Empty:
-                self._reap()
-                if deadline is not None and time.perf_counter() > deadline + GRACE_S:
-                    return
-                continue
-            self._take(msg)
+            if not self._pump() and deadline is not None and time.perf_counter() > deadline + GRACE_S:
+                return
 
     def stop(self) -> None:
         from ..solvers.race import _stop
