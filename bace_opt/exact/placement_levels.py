@@ -20,6 +20,13 @@ def remaining_s(options: SolveOptions, t_start: float) -> float | None:
     return max(options.time_limit_s - (time.perf_counter() - t_start), 0.01)
 
 
+def clears_limit(bound: float, limit: float, tol: float) -> bool:
+    """A proven lower bound ``bound`` (of a search that prunes within the relative tolerance ``tol``) shows that
+    nothing costs <= ``limit``: it exceeds the limit by more than twice the pruning tolerance (models/placement.md
+    P1.51 (c), and the exclusions of section 9g)."""
+    return bound - 2 * max(tol * abs(bound), 1e-9) > limit
+
+
 def level_record(level: int, res: SolveResult, build_s: float) -> dict:
     """One level's figures; level 1 is reported as the count it maximizes (the models minimize -count)."""
     obj, bnd = res.objective, res.bound

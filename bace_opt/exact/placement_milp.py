@@ -39,7 +39,7 @@ from ..solvers.base import SolveOptions, SolveResult, Termination, relative_gap
 from .placement_common import add_speed_classes, class_index_sets, price_rate, sigma, stages_in
 from .placement_data import (JobData, PlacementData, count_upper_bound, has_negative_prices, identical_pairs,
                              job_arcs)
-from .placement_levels import LEVEL_TOL, level_record, remaining_s, solve_or_adopt
+from .placement_levels import LEVEL_TOL, clears_limit, level_record, remaining_s, solve_or_adopt
 from .placement_solution import Solution, start_candidates
 
 log = logging.getLogger(__name__)
@@ -543,7 +543,7 @@ def _level3_by_cost(m, fm, sol, solver: str, options: SolveOptions, t_start: flo
                 pyo.value(m.obj_cost.expr) > m.level2_limit + 1e-12 * max(abs(m.level2_limit), 1.0):
             v = pyo.value(m.obj_cost.expr)
             if res.termination == Termination.OPTIMAL and \
-                    v - 2 * max(options.rel_gap * abs(v), 1e-9) > m.level2_limit:
+                    clears_limit(v, m.level2_limit, options.rel_gap):
                 # HiGHS keeps a solution above its objective bound as incumbent; the search ended with it, so every
                 # node was fathomed or pruned against min(cutoff, v - gap) > Z: no solution has C <= Z (P1.51 (c))
                 res = SolveResult(solver, Termination.INFEASIBLE, solve_s=res.solve_s, nodes=res.nodes,

@@ -46,7 +46,7 @@ from dataclasses import replace
 from itertools import product
 
 from ..solvers.base import SolveOptions, SolveResult, Termination, relative_gap
-from .placement_levels import LEVEL_TOL, level_record, remaining_s
+from .placement_levels import LEVEL_TOL, clears_limit, level_record, remaining_s
 
 log = logging.getLogger(__name__)
 
@@ -775,7 +775,7 @@ def _excludes(a: dict | None, limit: float, rel_gap: float) -> bool:
         return False
     if PLANT == "exclude_any":
         return True             # planted: every finished exclusion read as excluding
-    return b - 2 * max(max(rel_gap, LEVEL_TOL) * abs(b), 1e-9) > limit
+    return clears_limit(b, limit, max(rel_gap, LEVEL_TOL))
 
 
 def _covered(fixes, excluded) -> bool:
