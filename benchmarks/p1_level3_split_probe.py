@@ -30,27 +30,27 @@ sys.path.insert(0, str(HERE)); sys.path.insert(0, str(HERE.parent))
 import pyomo.environ as pyo  # noqa: E402
 
 from bench_placement import RANDOM_LARGE, realistic  # noqa: E402
+from p1_second_core_probe import _level2_model  # noqa: E402
 from bace_opt.builders.synthetic import random_instance  # noqa: E402
 from bace_opt.exact import placement_milp as M, placement_walk as fm  # noqa: E402
-from bace_opt.exact.placement_data import PlacementData, count_upper_bound  # noqa: E402
 from bace_opt.exact.placement_levels import LEVEL_TOL  # noqa: E402
-from bace_opt.exact.placement_solution import start_candidates  # noqa: E402
 from bace_opt.exact.placement_split import _u_values  # noqa: E402
 from bace_opt.files import atomic_write  # noqa: E402
 from bace_opt.solvers.base import SolveOptions  # noqa: E402
 from bace_opt.solvers.highs import solve_pyomo  # noqa: E402
 
 
+MODES = ("whole", "whole-ps2", "row", "plain", "A", "B")
+
+
 def main(key: str, modes: list[str]) -> None:
+    if not key.isdigit() and key not in RANDOM_LARGE:
+        raise SystemExit(f"instance {key!r}: a realistic seed (1, 2, 3) or one of {', '.join(RANDOM_LARGE)}")
+    unknown = [x for x in modes if x not in MODES]
+    if unknown:
+        raise SystemExit(f"mode(s) {', '.join(unknown)}: expected {', '.join(MODES)}")
     inst = realistic(int(key)) if key.isdigit() else random_instance(seed=1, **RANDOM_LARGE[key])
-    data = PlacementData(inst)
-    m = fm.build_model(data)
-    ws = next(c for c in start_candidates(data, None) if fm.load_solution_into_pyomo(m, c) is not False)
-    z1 = count_upper_bound(data)
-    fm.prepare_level(m, 2, z1)
-    m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= z1)
-    for o in (m.obj_count, m.obj_cost, m.obj_run):
-        o.deactivate()
+    data, m, ws = _level2_model(None, inst)
     m.obj_cost.activate()
     pk = Path(f"/tmp/p1_level3_split_probe_l2_{key}.pkl")
     if pk.exists():
@@ -103,4 +103,6 @@ def main(key: str, modes: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__.split("\n\n")[1])
     main(sys.argv[1], sys.argv[2].split(","))

@@ -42,8 +42,10 @@ Z_OPT = {1: 62.2589536, 2: 16.70389472905164, 3: 55.95790294229485}
 T_OPT = {2: 10173.763090798786, 3: 33558.93183979777}
 
 
-def _level2_model(s):
-    data = PlacementData(realistic(s))
+def _level2_model(s, inst=None):
+    """Realistic seed ``s`` (or ``inst``) as the level driver enters level 2: the walk model with level 1 fixed at the
+    GPU-count bound, every objective off; with its data and the price-pack start."""
+    data = PlacementData(realistic(s) if inst is None else inst)
     m = fm.build_model(data)
     ws = next(c for c in start_candidates(data, None) if fm.load_solution_into_pyomo(m, c) is not False)
     z1 = count_upper_bound(data)
