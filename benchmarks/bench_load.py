@@ -46,7 +46,7 @@ def main() -> int:
         p = Path(d) / "big.json"
         big.save(p)
         size = p.stat().st_size
-        rows.append((f"build random_instance(20 regions, 10,000 jobs)",
+        rows.append(("build random_instance(20 regions, 10,000 jobs)",
                      best_of(lambda: random_instance(1, n_regions=20, n_jobs=10_000, max_stages=8,
                                                      max_arrival_s=1e6), repeats=2)))
         rows.append((f"load 20-region 10,000-job instance ({size / 1e6:.1f} MB)", best_of(lambda: load_instance(p), 3)))

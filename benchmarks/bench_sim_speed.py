@@ -53,7 +53,6 @@ import time
 from pathlib import Path
 
 import bace_opt as bo
-from bace_opt import formulas as F
 from bace_opt.files import append_csv_rows, atomic_write
 from bace_opt.policies import ABLATIONS, HEURISTICS
 from bace_opt.sim import run_simulation
