@@ -15,8 +15,10 @@ Each member runs ``bace_opt.exact.placement.solve_placement(inst, solver=member,
   own proof would be; CP-SAT fixes it in its scaled units with the scaling error as slack, P1.23) and starts
   the next level from the shared solution (MIP start, or CP-SAT hint).  So every member works on the first
   level nobody has proven, from the best solution anyone has, and the race can finish before its fastest
-  member would alone (HiGHS proving level 2, CP-SAT level 3, say).  No back end here accepts a new incumbent
-  in the middle of a solve through our adapters, so nothing is exchanged within a level.
+  member would alone (HiGHS proving level 2, CP-SAT level 3, say).  Nothing is exchanged within a level: no
+  back end here takes a new incumbent in the middle of a solve.  CP-SAT takes hints only before it starts, our
+  MathOpt adapter (SCIP) has no callback, and HiGHS 1.12's ``cbMipUserSolution`` drops the solution handed to
+  it (measured: ``tests/test_race_incumbents.py``, which fails once a highspy keeps it).
 
 As soon as one member reports every level proven optimal, all others are stopped (SIGTERM, then SIGKILL after
 ``STOP_GRACE_S``) and its result is returned with ``solver.extra["proved_by"]`` naming it and

@@ -1,0 +1,96 @@
+"""Why the race shares proven levels but no incumbents within a level (models/placement.md section 10).
+
+HiGHS has a callback through which a running MIP search may be handed a solution (``cbMipUserSolution``), and
+highspy 1.12 exposes it.  Measured: the solution is dropped.  The callback is called (before the root node and
+before each dive), ``setSolution`` returns OK and the flag reads true on the Python side, but HiGHS neither keeps
+the solution nor logs the feasibility warning it gives for a bad one: the flag does not reach the solver.  This
+test pins that down, so that the race's documentation stays true; it fails, with the reason, on a highspy that
+takes the solution, which is the moment to let the race pass CP-SAT's incumbents to HiGHS."""
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+
+from bace_opt.exact import placement_walk as fm
+from bace_opt.exact.placement import solve_placement
+from bace_opt.exact.placement_data import PlacementData
+from bace_opt.exact.placement_solution import greedy_start, solution_from_plans
+from bace_opt.solvers import registry
+from bace_opt.solvers.base import SolveOptions
+
+from test_placement import _random_instance
+
+pytestmark = pytest.mark.skipif(not registry.available("highs"), reason="needs HiGHS")
+
+#: HiGHS held to its root node with no primal heuristic: its incumbent is the MIP start unless it takes another
+ROOT_ONLY = {"mip_max_nodes": 1, "mip_heuristic_effort": 0.0, "mip_heuristic_run_feasibility_jump": False,
+             "mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False,
+             "mip_heuristic_run_root_reduced_cost": False, "mip_feasibility_tolerance": 1e-9}
+
+
+def _level2(data, z1, start):
+    m = fm.build_model(data)
+    fm.prepare_level(m, 2, z1)
+    m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= z1)
+    m.obj_count.deactivate()
+    m.obj_cost.activate()
+    assert fm.load_solution_into_pyomo(m, start) is not False
+    return m
+
+
+def _solve(m, hand_over=None):
+    """Level 2 held to the root from the loaded start; ``hand_over(vec)`` gives the callback what to do."""
+    from pyomo.contrib.appsi.solvers.highs import Highs
+    opt = Highs()
+    opt.config.warmstart = True
+    opt.config.load_solution = False
+    for k, v in ROOT_ONLY.items():
+        opt.highs_options[k] = v
+    opt.set_instance(m)
+    calls = []
+    if hand_over is not None:
+        cols = opt._pyomo_var_to_solver_var_map
+        opt_sol = hand_over[1]
+        saved = {vid: opt._vars[vid][0].value for vid in cols}
+        fm.load_solution_into_pyomo(m, opt_sol)
+        vec = np.zeros(len(cols))
+        for vid, col in cols.items():
+            vec[col] = opt._vars[vid][0].value or 0.0
+        for vid, x in saved.items():
+            opt._vars[vid][0].set_value(x, skip_validation=True)
+
+        def cb(e):
+            calls.append(hand_over[0](e, vec))
+        opt._solver_model.cbMipUserSolution.subscribe(cb)
+    res = opt.solve(m)
+    return res.best_feasible_objective, calls
+
+
+def _set_solution(e, vec):
+    return str(e.data_in.setSolution(vec))
+
+
+def _flag_and_buffer(e, vec):       # the pattern of HiGHS's own Python examples
+    e.data_in.user_has_solution = True
+    e.data_in.user_solution[:] = vec
+    return bool(e.data_in.user_has_solution)
+
+
+@pytest.mark.parametrize("how", [_set_solution, _flag_and_buffer])
+def test_highspy_1_12_drops_a_solution_handed_over_mid_search(how):
+    inst = _random_instance(1, n_regions=5, n_jobs=6, max_stages=6)
+    res = solve_placement(inst, solver="highs", options=SolveOptions(time_limit_s=60))
+    z1, z2 = int(round(res.levels[0]["objective"])), res.levels[1]["objective"]
+    data = PlacementData(inst)
+    best = solution_from_plans(data, res.plans)
+    greedy = solution_from_plans(data, greedy_start(data))
+    alone, _ = _solve(_level2(data, z1, greedy))
+    assert alone > z2 * (1 + 1e-6)      # held to the root, HiGHS ends on a worse placement than the optimum
+    m = _level2(data, z1, best)         # the optimum is a feasible start of this very model ...
+    assert _solve(m)[0] == pytest.approx(z2, rel=1e-9)
+    handed, calls = _solve(_level2(data, z1, greedy), (how, best))
+    assert calls and all(c in ("HighsStatus.kOk", True) for c in calls)   # ... handed over, accepted by the call
+    assert handed == pytest.approx(alone, rel=1e-12), (
+        "HiGHS now keeps a solution handed over in cbMipUserSolution: the race can pass incumbents to it "
+        "(bace_opt/solvers/race.py, models/placement.md section 10)")
