@@ -40,7 +40,8 @@ def _level2(data, z1, start):
 
 
 def _solve(m, hand_over=None):
-    """Level 2 held to the root from the loaded start; ``hand_over(vec)`` gives the callback what to do."""
+    """Level 2 held to the root from the loaded start.  ``hand_over`` = (how, solution): the callback calls
+    ``how(event, vec)`` with ``vec`` the solution's column vector, built here with the model's values put back."""
     from pyomo.contrib.appsi.solvers.highs import Highs
     opt = Highs()
     opt.config.warmstart = True
