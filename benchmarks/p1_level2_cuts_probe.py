@@ -80,6 +80,16 @@ def gap(seeds):
                               lp_el_only=pyo.value(r2.obj_el.expr))), flush=True)
 
 
+def _solve(m, rs, c0):
+    """Level 2 of ``m`` from the values loaded in it (MIP start), HiGHS random seed ``rs``; the figures of one JSON
+    line (``cpu_all`` counts from ``c0``, so it includes building and separating)."""
+    l0 = round(os.getloadavg()[0], 2)
+    t = time.perf_counter()
+    res = H.solve_pyomo(m, SolveOptions(time_limit_s=300, threads=1, seed=rs), warm_start=True)
+    return dict(rs=rs, wall=round(time.perf_counter() - t, 1), cpu_all=round(time.process_time() - c0, 1),
+                nodes=res.nodes, obj=res.objective, st=res.termination.value, load=[l0, round(os.getloadavg()[0], 2)])
+
+
 def _covers(rm, data, seen):
     """Most violated simple flow covers (up to 3 per region) at the LP point ``rm``: every subset of the (up to
     12 largest) jobs with stages in the region, by enumeration."""
@@ -126,12 +136,7 @@ def flowcover(seeds, mip=False, rss=(0,), rounds=30):
         out = dict(seed=s, rounds=hist, cuts=len(seen))
         if mip:
             fm.load_solution_into_pyomo(m, ws)
-            l0 = round(os.getloadavg()[0], 2)
-            t = time.perf_counter()
-            res = H.solve_pyomo(m, SolveOptions(time_limit_s=300, threads=1, seed=rs), warm_start=True)
-            out.update(rs=rs, wall=round(time.perf_counter() - t, 1), cpu_all=round(time.process_time() - c0, 1),
-                       nodes=res.nodes, obj=res.objective, st=res.termination.value,
-                       load=[l0, round(os.getloadavg()[0], 2)])
+            out.update(_solve(m, rs, c0))
         print(json.dumps(out), flush=True)
 
 
@@ -184,12 +189,7 @@ def rlt(seeds, hows, mip, rss):
                     for (j, e, dd), wv in added.items():
                         for r, w in wv.items():
                             w.value = pyo.value(_n(m, J[j], r)) * pyo.value(m.F[j, e, dd])
-                    l0 = round(os.getloadavg()[0], 2)
-                    t = time.perf_counter()
-                    res = H.solve_pyomo(m, SolveOptions(time_limit_s=300, threads=1, seed=rs), warm_start=True)
-                    out.update(rs=rs, wall=round(time.perf_counter() - t, 1), cpu_all=round(time.process_time() - c0, 1),
-                               nodes=res.nodes, obj=res.objective, st=res.termination.value,
-                               load=[l0, round(os.getloadavg()[0], 2)])
+                    out.update(_solve(m, rs, c0))
                 print(json.dumps(out), flush=True)
                 if not mip:
                     break
