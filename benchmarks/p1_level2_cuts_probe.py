@@ -35,6 +35,7 @@ import pyomo.environ as pyo  # noqa: E402
 
 from p1_second_core_probe import _level2_model  # noqa: E402
 from bace_opt.exact import placement_walk as fm  # noqa: E402
+from bace_opt.exact.placement_common import stages_in  # noqa: E402
 from bace_opt.solvers.base import SolveOptions  # noqa: E402
 from bace_opt.solvers import highs as H  # noqa: E402
 
@@ -46,10 +47,6 @@ def _lp(m):
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(r)
     Highs().solve(r)
     return r
-
-
-def _n(m, d, r):
-    return sum(m.n[d.j, r, c] for c in range(len(d.classes)) if (d.j, r, c) in m.n)
 
 
 def _terms(m):
@@ -96,7 +93,7 @@ def _covers(rm, data, seen):
     out = []
     for r, name in enumerate(data.region_names):
         F = data.free_gpus[name]
-        val = {d.j: (d.job.gpus_per_stage * pyo.value(_n(rm, d, r)), pyo.value(rm.u[d.j, r]),
+        val = {d.j: (d.job.gpus_per_stage * pyo.value(stages_in(rm, d, r)), pyo.value(rm.u[d.j, r]),
                      d.job.gpus_per_stage * d.cap[r]) for d in data.jobs if (d.j, r) in rm.u}
         sup = sorted((j for j, v in val.items() if v[0] > 1e-6 or v[1] > 1e-6), key=lambda j: -val[j][0])[:12]
         found = []
@@ -131,7 +128,7 @@ def flowcover(seeds, mip=False, rss=(0,), rounds=30):
             for r, C, lam in cuts:
                 F = data.free_gpus[data.region_names[r]]
                 g = {j: J[j].job.gpus_per_stage for j in C}
-                m.fcov.add(sum(g[j] * _n(m, J[j], r) + max(g[j] * J[j].cap[r] - lam, 0) * (1 - m.u[j, r])
+                m.fcov.add(sum(g[j] * stages_in(m, J[j], r) + max(g[j] * J[j].cap[r] - lam, 0) * (1 - m.u[j, r])
                                for j in C) <= F)
         out = dict(seed=s, rounds=hist, cuts=len(seen))
         if mip:
@@ -148,8 +145,8 @@ def _product_rows(m, d, e, dd):
         m.add_component(f"w_{j}_{r}_{e}_{dd}", w)
         ws[r] = w
         m.rlt.add(w <= d.cap[r] * m.F[j, e, dd])
-        m.rlt.add(w <= _n(m, d, r))
-        m.rlt.add(w >= _n(m, d, r) - d.cap[r] * (m.x[j] - m.F[j, e, dd]))
+        m.rlt.add(w <= stages_in(m, d, r))
+        m.rlt.add(w >= stages_in(m, d, r) - d.cap[r] * (m.x[j] - m.F[j, e, dd]))
     m.rlt.add(sum(ws.values()) == d.S * m.F[j, e, dd])
     m.rlt.add(m.q[j, e, dd] >= sum(d.pi[r] * ws[r] for r in d.regions))
     return ws
@@ -188,7 +185,7 @@ def rlt(seeds, hows, mip, rss):
                     J = {d.j: d for d in data.jobs}
                     for (j, e, dd), wv in added.items():
                         for r, w in wv.items():
-                            w.value = pyo.value(_n(m, J[j], r)) * pyo.value(m.F[j, e, dd])
+                            w.value = pyo.value(stages_in(m, J[j], r)) * pyo.value(m.F[j, e, dd])
                     out.update(_solve(m, rs, c0))
                 print(json.dumps(out), flush=True)
                 if not mip:
