@@ -32,7 +32,7 @@ def run(m, name, **kw):
 
 
 def test_registry():
-    assert set(registry.names()) == {"highs", "scip", "mathopt-highs", "cpsat", "race", "highs-split"}
+    assert set(registry.names()) == {"highs", "scip", "mathopt-highs", "cpsat", "race"}
     assert registry.available("highs") and registry.available("cpsat")
     assert not registry.available("nope")
     with pytest.raises(SolverUnavailableError, match="unknown solver"):

@@ -14,7 +14,7 @@ from .._format import pct, short, unit_of
 
 log = logging.getLogger("bace_opt.cli.solve")
 
-SOLVERS = ("highs", "cpsat", "scip", "mathopt-highs", "race", "highs-split")
+SOLVERS = ("highs", "cpsat", "scip", "mathopt-highs", "race")
 
 
 def add_parser(sub):
@@ -28,14 +28,14 @@ def add_parser(sub):
     p.add_argument("--solver", choices=SOLVERS, default="highs",
                    help="highs: HiGHS via Pyomo; scip / mathopt-highs: the same model via MPS and OR-Tools "
                         "MathOpt; cpsat: OR-Tools CP-SAT model; race (placement): --race-members in parallel "
-                        "processes, the first proof wins; highs-split (placement): HiGHS with the proofs of levels 2 "
-                        "and 3 split into parts solved by worker processes, one per core")
+                        "processes, the first proof wins")
     p.add_argument("--race-members", default=None, metavar="A,B",
                    help="back ends of --solver race (default highs,cpsat; e.g. highs,cpsat,scip)")
     p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S", help="wall-clock limit, s (default 60)")
     p.add_argument("--mu", type=finite_float, default=0.0, metavar="X", help="P2 weight of cost, s/USD (default 0)")
     p.add_argument("--gap", type=finite_float, default=None, metavar="G", help="relative gap to stop at (default 1e-9)")
-    p.add_argument("--threads", type=int_arg, default=None, metavar="N", help="solver threads (default 1)")
+    p.add_argument("--threads", type=int_arg, default=None, metavar="N", help="solver threads (default: the cores available to this process; a race's "
+                        "members share them)")
     p.add_argument("--t0", type=finite_float, default=None, metavar="S",
                    help="P1 decision time (default: the latest arrival)")
     p.add_argument("--warm-start", metavar="SCHEDULE", default=None,

@@ -34,6 +34,8 @@ def _options(options: SolveOptions | None, time_limit, gap, threads, log_output)
         if not (isinstance(threads, int) and threads >= 1):
             raise InputError(f"threads: must be an integer >= 1, got {threads!r}")
         kw["threads"] = threads
+    elif options is None:
+        kw["threads"] = None        # the solver's threads default to every core available
     if log_output is not None:
         kw["log"] = bool(log_output)
     if kw:
@@ -54,6 +56,8 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     (``cost_at_t0_usd``), the same cost recomputed from the evaluator's figures
     (``evaluated_cost_at_t0_usd``) and the evaluator's true cost (``evaluated_cost_usd``; differs from the
     t0 figure only under hourly prices).
+    ``threads``: solver threads; by default (no ``threads``, no ``options``) every core available to the process
+    (HiGHS 1.16 searches the branch-and-bound tree in parallel; a race shares them out among its members).
     P2 (``problem="schedule"``): ``bace_opt.exact.schedule.solve_schedule(inst, solver=, options=, mu=, **kw)``.
     """
     if problem not in PROBLEMS:
@@ -61,8 +65,6 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     opts = _options(options, time_limit, gap, threads, log_output)
     if solver == "race" and problem != "placement":
         raise InputError("solver 'race' (racing portfolio) applies to problem 'placement' (P1) only")
-    if solver == "highs-split" and problem != "placement":
-        raise InputError("solver 'highs-split' (split proofs) applies to problem 'placement' (P1) only")
     if problem == "schedule":
         try:
             from .schedule import solve_schedule

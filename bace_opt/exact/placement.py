@@ -57,8 +57,6 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
     A model over ``max_binaries`` binary variables is not built: status "error" with the reason.
     ``formulation`` (MILP back ends): "walk" (default, ``placement_walk``) or "position" (``placement_milp``);
     both have the same optimum (models/placement.md section 9).  CP-SAT has its own model.
-    ``solver="highs-split"``: HiGHS with the proofs of levels 2 and 3 split over worker processes, one per
-    core (``placement_split``; walk formulation only, else plain HiGHS).
     ``solver="race"``: ``race_members`` race in parallel processes (bace_opt.solvers.race); the first proof wins
     and ``solver_info.extra["proved_by"]`` names it.  ``share`` (internal, set by the race's members): a
     ``placement_levels.LevelShare`` through which levels proven by other members are adopted.
@@ -90,23 +88,14 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
         return race_placement(inst, members=race_members, options=options, jobs=jobs, t0=t0, free_gpus=free_gpus,
                               free_gbps=free_gbps, warm_start=warm_start, levels=levels, max_binaries=max_binaries,
                               formulation=formulation)
-    extra = None
     if registry.BACKENDS[solver].kind == "cp":
         from .placement_cpsat import solve_levels_cpsat
         sol, lv, build_s = solve_levels_cpsat(data, options, warm_start, levels, t_start, share=share)
-    elif registry.BACKENDS[solver].kind == "split" and formulation == "walk":
-        from .placement_split import solve_levels_split
-        sol, lv, build_s, extra = solve_levels_split(
-            inst, {"jobs": jobs, "t0": t0, "free_gpus": free_gpus, "free_gbps": free_gbps}, data, options,
-            warm_start, levels, t_start)
-    elif registry.BACKENDS[solver].kind == "split":      # the split needs the walk model's u: plain HiGHS
-        from .placement_milp import solve_levels_milp
-        sol, lv, build_s = solve_levels_milp(data, "highs", options, warm_start, levels, t_start, formulation)
     else:
         from .placement_milp import solve_levels_milp
         sol, lv, build_s = solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation,
                                              share=share)
-    return _finish(data, solver, sol, lv, build_s, t_start, extra)
+    return _finish(data, solver, sol, lv, build_s, t_start)
 
 
 def _finish(data, solver, sol, lv, build_s, t_start, more: dict | None = None) -> PlacementResult:

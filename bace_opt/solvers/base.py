@@ -7,6 +7,7 @@ models turn the solution into ``JobPlan``s and let the evaluator price them.
 from __future__ import annotations
 
 import math
+import os
 import signal
 import threading
 import time
@@ -19,11 +20,19 @@ import logging
 log = logging.getLogger(__name__)
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a container or ``taskset`` may narrow)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):     # no affinity call on this platform
+        return max(1, os.cpu_count() or 1)
+
+
 @dataclass(frozen=True)
 class SolveOptions:
     time_limit_s: float | None = 60.0
     rel_gap: float = 1e-9            # proven-optimal means gap <= rel_gap (default: to the solver's tolerance)
-    threads: int | None = 1
+    threads: int | None = 1          # None: every core available (``available_cores``)
     log: bool = False
     seed: int = 0
     backend_options: Mapping[str, Any] = field(default_factory=dict)  # passed through to the back end as-is

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 
-from .base import SolveOptions, SolveResult, Termination, run_interruptible
+from .base import SolveOptions, SolveResult, Termination, available_cores, run_interruptible
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ def solve_cp(model, options: SolveOptions, time_limit_s: float | None = None):
     if tl is not None:
         p.max_time_in_seconds = max(float(tl), 0.01)
     p.relative_gap_limit = float(options.rel_gap)
-    p.num_workers = int(options.threads) if options.threads else 1
+    p.num_workers = int(options.threads) if options.threads is not None else available_cores()
     p.random_seed = int(options.seed)
     p.log_search_progress = bool(options.log)
     for k, v in dict(options.backend_options).items():

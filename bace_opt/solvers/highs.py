@@ -12,7 +12,7 @@ import time
 
 import pyomo.environ as pyo
 
-from .base import SolveOptions, SolveResult, Termination, run_interruptible
+from .base import SolveOptions, SolveResult, Termination, available_cores, run_interruptible
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +56,9 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
     hopts["mip_feasibility_tolerance"] = 1e-9
     hopts["mip_abs_gap"] = 1e-9
     hopts["random_seed"] = int(options.seed)
-    if options.threads is not None:
-        hopts["threads"] = int(options.threads)
+    # None: every core (HiGHS's own default, 0, would take half of them); HiGHS 1.16 searches the MIP tree in
+    # parallel on these threads
+    hopts["threads"] = int(options.threads) if options.threads is not None else available_cores()
     for k, v in dict(options.backend_options).items():
         hopts[k] = v
     t = time.perf_counter()

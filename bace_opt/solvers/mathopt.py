@@ -17,7 +17,7 @@ import time
 
 import pyomo.environ as pyo
 
-from .base import SolveOptions, SolveResult, Termination, run_interruptible
+from .base import SolveOptions, SolveResult, Termination, available_cores, run_interruptible
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +83,8 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, backend: str = 
         relative_gap_tolerance=options.rel_gap, absolute_gap_tolerance=1e-9,
         enable_output=bool(options.log), random_seed=int(options.seed))
     stype = getattr(mathopt.SolverType, BACKENDS[backend])
-    if options.threads is not None and backend == "scip":
-        params.threads = int(options.threads)   # MathOpt's HiGHS accepts only the default thread count
+    if backend == "scip":       # MathOpt's HiGHS accepts only the default thread count
+        params.threads = int(options.threads) if options.threads is not None else available_cores()
     if backend == "scip":
         params.gscip.real_params["numerics/feastol"] = 1e-9
         # SCIP must not catch SIGINT itself: a Ctrl-C that lands as its search ends is swallowed (SCIP's handler

@@ -4,7 +4,7 @@ proof wins (``--solver race``).
     race_placement(inst, members=("highs", "cpsat"), options=SolveOptions(time_limit_s=600), **kw)
 
 Each member runs ``bace_opt.exact.placement.solve_placement(inst, solver=member, ...)`` in its own process
-(one thread each: the race is the parallelism).  Sharing:
+(the threads asked for, every core by default, shared out among the members: one each on 2 cores).  Sharing:
 
 * every member starts from the same best start (the caller's warm start when it fits, else the greedy
   placement; HiGHS and SCIP take it as a MIP start, CP-SAT as a complete hint);
@@ -44,7 +44,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from ..errors import InputError
-from .base import SolveOptions
+from .base import SolveOptions, available_cores
 
 log = logging.getLogger(__name__)
 
@@ -234,8 +234,7 @@ def choose(results: dict) -> int:
 def check_members(members: Sequence[str]) -> list[str]:
     from . import registry
     members = list(dict.fromkeys(members))
-    # a member runs in a daemon process, which may not start the worker processes of highs-split
-    ok = [b for b, spec in registry.BACKENDS.items() if spec.kind not in ("race", "split")]
+    ok = [b for b, spec in registry.BACKENDS.items() if spec.kind != "race"]
     bad = [m for m in members if m not in ok]
     if bad:
         raise InputError(f"race members: unknown back end(s) {', '.join(bad)} (known: {', '.join(ok)})")
@@ -255,9 +254,11 @@ def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: S
     first member runs in this process (a thread; ``_LocalMember``), the others in spawned processes."""
     from ..schedule import SolverInfo
     members = check_members(members)
-    if len(members) > cpu_count():
-        log.warning("race: %d members on %d cores: they share cores", len(members), cpu_count())
-    opts = replace(options, threads=1)
+    if len(members) > available_cores():
+        log.warning("race: %d members on %d cores: they share cores", len(members), available_cores())
+    # the members share the cores: each gets its share of the threads asked for (every core by default), at least 1
+    total = options.threads if options.threads is not None else available_cores()
+    opts = replace(options, threads=max(1, total // len(members)))
     ctx = _context()
     out = ctx.Queue()
     t0 = time.perf_counter()
@@ -345,7 +346,3 @@ def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: S
     info = replace(si, name=NAME, wall_s=wall, extra=extra,
                    message=msg if proved else (msg or "race: no member proved every level"))
     return replace(res, solver_info=info)
-
-
-def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -17,7 +17,6 @@ class Backend:
     name: str
     description: str
     kind: str                      # "milp" (the Pyomo model), "cp" (its own CP-SAT model), "race" (a portfolio),
-                                   # "split" (the Pyomo model, levels 2-3 split over worker processes)
     check: Callable[[], bool]
     warm_start: bool
 
@@ -53,8 +52,6 @@ BACKENDS: dict[str, Backend] = {
     "mathopt-highs": Backend("mathopt-highs", "HiGHS through OR-Tools MathOpt, from the Pyomo model's MPS export",
                              "milp", _mo_highs, False),
     "cpsat": Backend("cpsat", "OR-Tools CP-SAT on its own integer model", "cp", _cpsat, True),
-    "highs-split": Backend("highs-split", "HiGHS (P1, walk) with the proofs of levels 2 and 3 split into parts "
-                                          "solved by worker processes, one per core", "split", _highs, True),
     "race": Backend("race", "racing portfolio (P1): HiGHS and CP-SAT (and SCIP when asked) in parallel processes, "
                             "first proof wins", "race", _race, True),
 }
