@@ -1,7 +1,7 @@
 """BACE-Pipe's pathfinder per call, reference vs ``chain_search`` (issue 15, "Pathfinder per call").
 
 Records the ``place`` and ``fits`` calls one simulation makes (job and a frozen copy of the residual state, in
-call order) on the issue-15 family (``bench_sim_speed.contended_instance``: ``generate random --seed 3
+call order) on the issue-15 family (``benchmarks.common.contended_instance``: ``generate random --seed 3
 --regions 20 --max-gpus-per-region 64 --max-stages 16 --hourly-prices --mixed-gpus --topology sparse``,
 arrivals over [0, N] s contended or [0, 100 N] s uncontended), then replays every recorded call through the
 readable reference functions (``BacePipe.reference_path = True``: ``find_chains`` / ``grow_chain``, the
@@ -30,8 +30,8 @@ from bace_opt.policies import make_policy
 from bace_opt.policies.bace_pipe import BacePipe
 from bace_opt.policies.base import ClusterState
 from bace_opt.sim import run_simulation
-from benchmarks.bench_sim_speed import CONTENDED_SPREAD_S, UNCONTENDED_SPREAD_S, contended_instance
-from benchmarks.common import RESULTS, git_commit, load_1min
+from benchmarks.common import (CONTENDED_SPREAD_S, RESULTS, UNCONTENDED_SPREAD_S, contended_instance, git_commit,
+                               load_1min)
 
 POLICIES = ("bace-pipe", "fifo", "bace-pipe-no-priority", "bace-pipe-no-costmin")
 COLUMNS = ["family", "jobs", "policy", "call", "calls", "reference_cpu_s", "fast_cpu_s", "reference_us_per_call",
