@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from bace_opt.bench.report import load, p1_gaps
-
-RES = Path(__file__).resolve().parent / "results"
+from benchmarks.common import RESULTS as RES
 
 
 def main() -> int:

@@ -14,7 +14,7 @@ the energy-weighted price (USD/kWh) that drives reading (a).  BACE-Pipe's change
 given under each reading, only where both policies finished every job (otherwise "not comparable" with the
 counts: a policy with unfinished jobs has less energy and egress, not a better schedule).
 
-Run:  python benchmarks/bench_cost_readings.py [--seeds 1 2 3] [--no-write]
+Run:  python -m benchmarks.bench_cost_readings [--seeds 1 2 3] [--no-write]
 Writes benchmarks/results/cost-readings.csv (one row per instance x policy) and cost-readings.md.
 """
 from __future__ import annotations
@@ -24,13 +24,12 @@ import csv
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
 import bace_opt as bo
 from bace_opt.builders.paper import paper_instance
 from bace_opt.files import atomic_write
+from benchmarks.common import RESULTS
 
-ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ("bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "bace-pipe-no-pathfinder")
 BASELINES = ("lcf", "ldf", "cr-lcf", "cr-ldf")
 VARIANTS = [("bw x1", {}), ("bw x0.3", {"bandwidth_scale": 0.3}), ("bw x0.03", {"bandwidth_scale": 0.03}),
@@ -70,7 +69,7 @@ def _pct(x, y):
 def report(rows, seeds, load: str) -> str:
     by = {(r["variant"], r["seed"], r["policy"]): r for r in rows}
     out = ["# Cost readings and network figures on the paper family", "",
-           "Written by `python benchmarks/bench_cost_readings.py` (every figure priced by the evaluator; "
+           "Written by `python -m benchmarks.bench_cost_readings` (every figure priced by the evaluator; "
            f"seeds {', '.join(map(str, seeds))}; queue mode, all jobs at t=0). Machine load when run: {load}.", "",
            "Readings (docs/decisions.md, \"Evaluator metrics and cost readings\"): (a) `total_electricity_usd` = "
            "active GPUs only (the paper's metric); (b) `total_electricity_incl_idle_usd` = (a) + idle GPUs of "
@@ -139,7 +138,7 @@ def main(argv=None) -> int:
     md = report(rows, a.seeds, load.split("load average:")[-1].strip() if "load" in load else "n/a")
     print(md)
     if not a.no_write:
-        res = ROOT / "benchmarks" / "results"
+        res = RESULTS
         import io
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")

@@ -4,7 +4,7 @@ Target (issue 2): evaluate a 10,000-job, 20-region schedule in under 2 s on one 
 
 The schedule: 20 regions in a full mesh, hourly price series; regions paired (0,1), (2,3), ...; each job
 runs split across one pair (two blocks and one hop at its no-stall demand), and the jobs of a pair run one
-after another, so the schedule is feasible by construction.  Run:  python benchmarks/bench_evaluator.py
+after another, so the schedule is feasible by construction.  Run:  python -m benchmarks.bench_evaluator
 """
 from __future__ import annotations
 
@@ -13,12 +13,11 @@ import json
 import random
 import sys
 import time
-from pathlib import Path
 
 import bace_opt as bo
 from bace_opt import formulas as F
+from benchmarks.common import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def build(n_jobs=10_000, n_regions=20, seed=0):

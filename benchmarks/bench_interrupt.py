@@ -10,7 +10,7 @@ reported as such in ``detail`` (its latency means nothing).  Then the 1F1B sched
 instance as placed by bace-pipe) drawn with ``pipeline.gantt.draw_gantt`` (aggregated above 2,000 blocks):
 drawing time and number of bars.  The machine load (``os.getloadavg``) is recorded beside every figure.
 
-Run:  python benchmarks/bench_interrupt.py [--solvers highs,scip,cpsat,mathopt-highs]
+Run:  python -m benchmarks.bench_interrupt [--solvers highs,scip,cpsat,mathopt-highs]
 Writes benchmarks/results/interrupt.csv (one row per measurement, appended; the file is replaced atomically).
 """
 from __future__ import annotations
@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 
 from bace_opt.files import append_csv_rows
+from benchmarks.common import RESULTS, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 INSTANCE = ROOT / "instances" / "paper-6r-24j-seed1.json"
-OUT = ROOT / "benchmarks" / "results" / "interrupt.csv"
+OUT = RESULTS / "interrupt.csv"
 MAIN = "import sys; from bace_opt.cli.main import main; sys.exit(main())"
 FIELDS = ["what", "backend", "seconds", "exit_code", "output_written", "detail", "load_1min"]
 

@@ -1,6 +1,6 @@
 """Load and build times of instances: the largest shipped instance, the builders, a 10,000-job instance.
 
-    /work/venv/bin/python benchmarks/bench_load.py
+    python -m benchmarks.bench_load
 
 Prints one line per figure (best of several repeats, wall seconds) and writes
 benchmarks/results/bench_load.md.  Timings depend on the machine and its load; nothing here asserts them.
@@ -15,8 +15,8 @@ from pathlib import Path
 from bace_opt.builders import paper_instance, random_instance, realistic_instance
 from bace_opt.files import atomic_write
 from bace_opt.instance import load_instance
+from benchmarks.common import RESULTS, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 
 
@@ -53,7 +53,7 @@ def main() -> int:
     width = max(len(r[0]) for r in rows)
     lines = [f"{name:<{width}}  {sec * 1000:9.1f} ms" for name, sec in rows]
     print("\n".join(lines))
-    out = ROOT / "benchmarks" / "results"
+    out = RESULTS
     out.mkdir(parents=True, exist_ok=True)
     md = ["# bench_load", "", f"python {sys.version.split()[0]}; best of repeats, wall time", "",
           "| what | ms |", "|---|---|"] + [f"| {n} | {s * 1000:.1f} |" for n, s in rows]

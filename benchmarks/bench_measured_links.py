@@ -9,22 +9,20 @@ from the schedule's hops (a hop reserves its rate on every link of its route whi
 evaluator reports ``peak_link_utilisation`` in its metrics (issue 9 item 2) that figure is used instead and
 the ``peak_from`` column says ``evaluator``.
 
-Run:  python benchmarks/bench_measured_links.py [--no-write]
+Run:  python -m benchmarks.bench_measured_links [--no-write]
 Writes benchmarks/results/measured-links.csv and measured-links.md.
 """
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-from pathlib import Path
 
 from bace_opt.evaluate import evaluate
 from bace_opt.files import atomic_write, csv_text
 from bace_opt.instance import load_instance
 from bace_opt.sim import simulate
+from benchmarks.common import RESULTS, ROOT, git_commit
 
-ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ("bace-pipe", "bace-pipe-no-pathfinder", "fifo", "lcf", "ldf", "cr-lcf", "cr-ldf")
 
 
@@ -52,9 +50,8 @@ def run() -> list[dict]:
 
 
 def write(rows: list[dict]) -> None:
-    out = ROOT / "benchmarks" / "results"
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=ROOT).stdout.strip()
+    out = RESULTS
+    commit = git_commit(missing="")
     atomic_write(out / "measured-links.csv", csv_text(list(rows[0]), rows))
     insts = list(dict.fromkeys(r["instance"] for r in rows))
     lines = [f"# Peak link use, nominal vs measured links (bench_measured_links.py, commit {commit})", "",

@@ -1,6 +1,6 @@
 """JCT-cost scatter of every online policy with the exact P2 Pareto front (CP-SAT), on small instances.
 
-    python benchmarks/bench_pareto.py            # writes results/pareto.csv, results/pareto.md, results/pareto-<instance>.png
+    python -m benchmarks.bench_pareto            # writes results/pareto.csv, results/pareto.md, results/pareto-<instance>.png
 
 Instances: random, 3 regions of at most 6 GPUs, 5 jobs all arriving at t = 0, so jobs contend and waiting
 for a cheap region trades JCT against cost.  The front comes from bace_opt.exact.schedule.pareto_front (one
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import pandas as pd
 
@@ -28,8 +27,8 @@ from bace_opt.builders.synthetic import random_instance
 from bace_opt.exact.schedule import pareto_front
 from bace_opt.files import atomic_savefig, atomic_write
 from bace_opt.solvers import SolveOptions
+from benchmarks.common import RESULTS
 
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def cost(inst, m):
@@ -105,7 +104,7 @@ def main(argv=None):
     out = pd.concat(frames, ignore_index=True)
     atomic_write(RESULTS / "pareto.csv", out.to_csv(index=False))
     lines = ["# Policies against the exact P2 JCT-cost front", "",
-                      "`python benchmarks/bench_pareto.py` (CP-SAT, weighted sum over mu, 10 ms time unit; figures priced "
+                      "`python -m benchmarks.bench_pareto` (CP-SAT, weighted sum over mu, 10 ms time unit; figures priced "
              "by the evaluator). Instances: 3 regions, 5 jobs arriving together.", ""]
     for name, g in out.groupby("instance", sort=False):
         fr = g[g["kind"] == "P2 front"]

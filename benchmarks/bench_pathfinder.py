@@ -1,7 +1,7 @@
 """BACE-Pipe's pathfinder per call, reference vs ``chain_search`` (issue 15, "Pathfinder per call").
 
 Records the ``place`` and ``fits`` calls one simulation makes (job and a frozen copy of the residual state, in
-call order) on the issue-15 family (``bench_sim_speed.contended_instance``: ``generate random --seed 3
+call order) on the issue-15 family (``benchmarks.common.contended_instance``: ``generate random --seed 3
 --regions 20 --max-gpus-per-region 64 --max-stages 16 --hourly-prices --mixed-gpus --topology sparse``,
 arrivals over [0, N] s contended or [0, 100 N] s uncontended), then replays every recorded call through the
 readable reference functions (``BacePipe.reference_path = True``: ``find_chains`` / ``grow_chain``, the
@@ -12,7 +12,7 @@ fast path its residual-keyed caches (hop bottlenecks, components, prices at ``no
 static per-instance tables of both paths (routes, latencies, eligibility; ``chain_search``'s integer tables)
 stay warm from the recorded simulation.
 
-Run:  python benchmarks/bench_pathfinder.py [--sizes 4000] [--policies bace-pipe fifo ...] [--max-calls 20000]
+Run:  python -m benchmarks.bench_pathfinder [--sizes 4000] [--policies bace-pipe fifo ...] [--max-calls 20000]
 Writes benchmarks/results/pathfinder_per_call.csv (one row per family, size, policy and call kind, appended;
 the file is replaced atomically).
 """
@@ -22,21 +22,17 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_sim_speed import CONTENDED_SPREAD_S, UNCONTENDED_SPREAD_S, contended_instance  # noqa: E402
+from bace_opt.files import append_csv_rows
+from bace_opt.policies import make_policy
+from bace_opt.policies.bace_pipe import BacePipe
+from bace_opt.policies.base import ClusterState
+from bace_opt.sim import run_simulation
+from benchmarks.common import (CONTENDED_SPREAD_S, RESULTS, UNCONTENDED_SPREAD_S, contended_instance, git_commit,
+                               load_1min)
 
-from bace_opt.files import append_csv_rows  # noqa: E402
-from bace_opt.policies import make_policy  # noqa: E402
-from bace_opt.policies.bace_pipe import BacePipe  # noqa: E402
-from bace_opt.policies.base import ClusterState  # noqa: E402
-from bace_opt.sim import run_simulation  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ("bace-pipe", "fifo", "bace-pipe-no-priority", "bace-pipe-no-costmin")
 COLUMNS = ["family", "jobs", "policy", "call", "calls", "reference_cpu_s", "fast_cpu_s", "reference_us_per_call",
            "fast_us_per_call", "speedup", "identical", "load_1min", "commit", "python", "machine"]
@@ -121,15 +117,14 @@ def main(argv=None) -> int:
     for p in args.policies:
         if not isinstance(make_policy(p), BacePipe) or make_policy(p).pathfinder != "bandwidth":
             ap.error(f"--policies: {p!r} does not use BACE-Pipe's bandwidth pathfinder")
-    out = ROOT / "benchmarks" / "results" / "pathfinder_per_call.csv"
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
+    out = RESULTS / "pathfinder_per_call.csv"
+    commit = git_commit(missing="")
     ok = True
     for n in args.sizes:
         for family in args.families:
             for policy in args.policies:
                 for row in run(family, n, policy, args.max_calls, args.repeat):
-                    row.update(load_1min=round(os.getloadavg()[0], 2), commit=commit,
+                    row.update(load_1min=load_1min(), commit=commit,
                                python=platform.python_version(), machine=f"{platform.machine()} x{os.cpu_count()}")
                     ok &= row["identical"]
                     print(json.dumps(row), flush=True)

@@ -15,14 +15,13 @@ Columns (iteration time in units of T_F):
 Reductions are against 1f1b (unified), the static schedule CrossPipe compares against.
 
 Also: the greedy's wall time on 32 stages x 128 micro-batches (target < 1 s).
-Run:  python benchmarks/bench_pipeline.py [--time-limit S] [--quick]
+Run:  python -m benchmarks.bench_pipeline [--time-limit S] [--quick]
 Writes benchmarks/results/pipeline.csv and pipeline.md.
 """
 from __future__ import annotations
 
 import argparse
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,8 +31,8 @@ import ortools
 from bace_opt.files import atomic_write, csv_text
 from bace_opt.pipeline import PipelineModel, PipelineOptions, check_ops, schedule_model
 from bace_opt.pipeline.schedules import greedy, makespan, onefoneb
+from benchmarks.common import RESULTS, git_commit
 
-ROOT = Path(__file__).resolve().parents[1]
 RATIOS = (0.0, 0.5, 1.0, 2.0)
 TABLE5_POINTS = ((0.25, 0.25), (0.25, 2.0), (2.0, 0.25))
 # CrossPipe Table 5, case 1 (M70, 2 DCs, GBS 16, memory as 1F1B): runtime per micro-batch (s)
@@ -85,19 +84,11 @@ def time_greedy(S=32, m=128, reps=3):
     return out
 
 
-def git_commit():
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, timeout=10).stdout.strip()
-    except Exception:
-        return "?"
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT limit per solve (s, default 10)")
     ap.add_argument("--quick", action="store_true", help="only the 4-stage configuration")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="results directory")
+    ap.add_argument("--out", default=str(RESULTS), help="results directory")
     args = ap.parse_args(argv)
     configs = [(4, 8)] + ([] if args.quick else [(8, 16)])
     rows = []
@@ -146,7 +137,7 @@ def draw_examples(out):
 
 def report(rows, timing, args, sweep_s, gantts=()):
     L = ["# Pipeline schedules under cross-region latency and bandwidth", "",
-         f"`python benchmarks/bench_pipeline.py{' --quick' if args.quick else ''} --time-limit {args.time_limit:g}`"
+         f"`python -m benchmarks.bench_pipeline{' --quick' if args.quick else ''} --time-limit {args.time_limit:g}`"
          f" at commit {git_commit()}; Python {platform.python_version()}, OR-Tools {ortools.__version__}, "
          f"CP-SAT 1 worker; whole run {sweep_s:.0f} s.", "",
          "Model: 2 regions, stages split evenly, one hop in the middle; T_F = 1, T_B = 2 (times below in T_F); "

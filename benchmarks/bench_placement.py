@@ -1,8 +1,8 @@
 """Benchmark of the P1 placement models: per instance and back end, build time, solve time, root (LP
 relaxation) gap, final gap, nodes, and whether the targets are met.
 
-    /work/venv/bin/python benchmarks/bench_placement.py            # full run (about 15-25 min on 2 cores)
-    /work/venv/bin/python benchmarks/bench_placement.py --quick    # small instances only
+    python -m benchmarks.bench_placement            # full run (about 15-25 min on 2 cores)
+    python -m benchmarks.bench_placement --quick    # small instances only
 
 Instances: instances/paper-6r-8j-seed{1,2,3}.json and instances/paper-6r-24j-seed1.json when present (else built
 with bace_opt.builders.paper), plus "small" = the first 4 jobs of paper seed 1.  Targets (issue 3): the paper
@@ -10,7 +10,7 @@ instances (6 regions x 8 jobs) proven optimal by HiGHS in < 60 s; 24 jobs in < 3
 how much.  Root gap = (level-2 optimum - LP relaxation of the level-2 model with level 1 fixed) / optimum.
 Writes benchmarks/results/bench_placement.csv and .md.
 
-    .venv/bin/python benchmarks/bench_placement.py --realistic [--variants highs:walk,highs:position]
+    python -m benchmarks.bench_placement --realistic [--variants highs:walk,highs:position]
 
 (variants highs-split[:L2/L3[/parts]] = the split proofs of placement_split, e.g. highs-split:seeds/parts/2;
 highs:walk0 = the walk model without P1.46-P1.50 and highs:walkp1 = without the price-pack start
@@ -30,39 +30,21 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
-
-from bace_opt.evaluate import evaluate  # noqa: E402
-from bace_opt.exact import solve  # noqa: E402
-from bace_opt.exact.placement import PlacementData, lp_relaxation_bound  # noqa: E402
-from bace_opt.files import atomic_write, csv_text  # noqa: E402
-from bace_opt.instance import load_instance  # noqa: E402
-from bace_opt.solvers import registry  # noqa: E402
-from bace_opt.solvers.base import SolveOptions  # noqa: E402
+from bace_opt.evaluate import evaluate
+from bace_opt.exact import solve
+from bace_opt.exact.placement import PlacementData, lp_relaxation_bound
+from bace_opt.files import atomic_write, csv_text
+from bace_opt.instance import load_instance
+from bace_opt.solvers import registry
+from bace_opt.solvers.base import SolveOptions
+from benchmarks.common import RANDOM_LARGE, RESULTS, ROOT, git_commit, load_1min, realistic
 
 TARGET_S = {"paper-8j": 60.0, "paper-24j": 300.0}
-REALISTIC_REGIONS = ("aws:us-east-1", "aws:us-west-1", "aws:us-east-2", "aws:eu-central-1", "aws:ap-northeast-1",
-                     "aws:ap-northeast-2", "aws:ap-southeast-1", "aws:ap-southeast-2")
 REALISTIC_TARGET_S = 60.0
-#: the solvers suite's "large" random instances (bace_opt.bench.suites.SOLVER_SIZES), issue 11's 600 s target
-RANDOM_LARGE = {"10r-24j": {"n_regions": 10, "n_jobs": 24, "max_gpus_per_region": 32, "max_stages": 12},
-                "12r-32j": {"n_regions": 12, "n_jobs": 32, "max_gpus_per_region": 32, "max_stages": 12}}
 RANDOM_LARGE_TARGET_S = 600.0
-
-
-def realistic(seed: int):
-    """The issue-11 instance: as ``bace-opt generate realistic --data ../shared/data --regions <8 AWS> --jobs 16
-    --seed S --gpu-types A100-80GB,H100-80GB``."""
-    from bace_opt.builders.realistic import realistic_instance
-    return realistic_instance(ROOT.parent / "shared" / "data", REALISTIC_REGIONS, seed=seed, jobs=16,
-                              gpu_mix=("A100-80GB", "H100-80GB"))
 
 
 def realistic_main(args) -> int:
@@ -200,7 +182,7 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
                    level_nodes="/".join(str(lv[k]["nodes"]) for k in sorted(lv)),
                    level_status="/".join(lv[k]["status"] for k in sorted(lv)),
                    parts_cpu_s=_parts_cpu(res.levels), exclusions=_exclusions(si.extra or {}),
-                   root_bound_l2=None, loadavg_start=round(load0, 2), loadavg_end=round(os.getloadavg()[0], 2),
+                   root_bound_l2=None, loadavg_start=round(load0, 2), loadavg_end=load_1min(),
                    commit=commit)
         rows.append(row)
         print(" ".join(f"{k}={_fmt(row[k])}" for k in ("instance", "backend", "formulation", "seed", "status", "wall_s",
@@ -250,7 +232,7 @@ def _realistic_write(args, rows, commit) -> None:
     lines = _agreement(rows) + _realistic_targets(rows, args.family) + _race_lines(rows)
     for line in lines:
         print(line)
-    out = HERE / "results"
+    out = RESULTS
     out.mkdir(exist_ok=True)
     name = {"realistic": "bench_placement_realistic", "random-large": "bench_placement_random_large"}.get(
         args.family, f"bench_placement_{args.family}_race")
@@ -367,14 +349,6 @@ def instances(quick: bool):
     return out
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except Exception:
-        return "?"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -419,7 +393,7 @@ def main(argv=None) -> int:
             lv = {l["level"]: l for l in (si.extra or {}).get("levels", [])}
             unproven = [f"level {k}" for k in sorted(lv) if lv[k]["status"] != "optimal"]
             row = dict(instance=label, jobs=len(inst.jobs), backend=b, status=si.status, time_limit_s=tl,
-                       unproven=",".join(unproven) or "-", loadavg_1min=round(os.getloadavg()[0], 2),
+                       unproven=",".join(unproven) or "-", loadavg_1min=load_1min(),
                        jobs_started=lv.get(1, {}).get("objective"), cost_usd=si.objective, bound=si.bound,
                        final_gap=si.gap, build_s=si.build_s, solve_s=si.solve_s, wall_s=wall, nodes=si.nodes,
                        level_solve_s="/".join(f"{lv[k]['solve_s']:.1f}" for k in sorted(lv)),
@@ -441,7 +415,7 @@ def main(argv=None) -> int:
             print(f"  {label}: LP relaxation (level 2) {lp:.6g} vs optimum {z2:.6g}: root gap {gap:.4%} "
                   f"({time.perf_counter() - t:.1f} s)")
     _targets(rows)
-    out = HERE / "results"
+    out = RESULTS
     out.mkdir(exist_ok=True)
     name = "bench_placement_quick" if args.quick else "bench_placement"
     atomic_write(out / f"{name}.csv", csv_text(list(rows[0]), rows))

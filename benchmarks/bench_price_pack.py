@@ -14,7 +14,7 @@ cost (``cost_at_t0_usd``) compared with the optimum's: the cost gap where it sta
 lost.  Decision time: the least of ``--reps`` repetitions (the machine is shared; the load is printed beside
 it, and only ratios within this run compare).
 
-Run:  python benchmarks/bench_price_pack.py [--reps 3]
+Run:  python -m benchmarks.bench_price_pack [--reps 3]
 Writes benchmarks/results/price-pack.csv (one row per instance x policy) and price-pack.md.
 """
 from __future__ import annotations
@@ -34,8 +34,8 @@ from bace_opt.bench.report import _md, load
 from bace_opt.bench.runner import RunSpec
 from bace_opt.bench.tasks import build_instance
 from bace_opt.files import atomic_write
+from benchmarks.common import RESULTS as RES
 
-RES = Path(__file__).resolve().parent / "results"
 POLICIES = ["bace-pipe", "price-pack", "price-pack-no-enum", "price-pack-no-order", "price-pack-no-search"]
 VARIANTS = {"price-pack (max_evals=0: starting orders only)": ("price-pack", {"max_evals": 0})}
 

@@ -1,14 +1,14 @@
 """Benchmark P2 (offline schedule, models/schedule.md): CP-SAT at 1 s, and CP-SAT vs the slotted HiGHS MILP on
 the same slots; then a JCT-cost Pareto front.
 
-    /work/venv/bin/python benchmarks/bench_schedule.py [--time-limit 120] [--threads 1] [--quick]
+    python -m benchmarks.bench_schedule [--time-limit 120] [--threads 1] [--quick]
 
 Target (issue 3): P2 on 6 jobs x 4 regions proven optimal by CP-SAT in under 120 s.  Per run it prints build
 time, solve time, status, final gap, nodes (CP-SAT: branches), candidates, and, where the target is missed,
 by how much (the gap left at the limit, or the time over 120 s).  Writes benchmarks/results/schedule_runs.csv,
 benchmarks/results/schedule_pareto.csv and benchmarks/results/schedule.md.
 
-    .venv/bin/python benchmarks/bench_schedule.py --brackets [--seeds 1,2,3] [--budget 600]
+    python -m benchmarks.bench_schedule --brackets [--seeds 1,2,3] [--budget 600]
 
 Certified P2 brackets (issue 11) on the paper 8-job instances (instances/paper-6r-8j-seed{1,2,3}.json), mean
 JCT (mu = 0), within ``--budget`` seconds on 2 cores per instance: lower bound = the pool relaxation
@@ -28,21 +28,15 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import bace_opt as bo
+from bace_opt.files import atomic_write, csv_text
+from bace_opt.builders.synthetic import random_instance
+from bace_opt.exact.schedule import pareto_front, solve_schedule
+from bace_opt.solvers.base import SolveOptions
+from benchmarks.common import RESULTS, ROOT, git_commit
 
-import bace_opt as bo  # noqa: E402
-from bace_opt.files import atomic_write, csv_text  # noqa: E402
-from bace_opt.builders.synthetic import random_instance  # noqa: E402
-from bace_opt.exact.schedule import pareto_front, solve_schedule  # noqa: E402
-from bace_opt.solvers.base import SolveOptions  # noqa: E402
-
-RESULTS = ROOT / "benchmarks" / "results"
 TARGET_S = 120.0
 
 
@@ -137,7 +131,7 @@ def brackets_main(args) -> int:
     cols = ["instance", "lower_s", "lower_status", "lower_time_unit_s", "lower_solve_s", "upper_s", "upper_from",
             "exact_restricted_s", "exact_status", "exact_solve_s", "width_pct", "loadavg_start", "loadavg_end"]
     md = ["# Certified P2 brackets on the paper 8-job instances (mean JCT, mu = 0)\n",
-          f"`python benchmarks/bench_schedule.py --brackets --budget {args.budget:g}` on {os.cpu_count()} shared "
+          f"`python -m benchmarks.bench_schedule --brackets --budget {args.budget:g}` on {os.cpu_count()} shared "
           "cores.  lower = pool relaxation bound (HiGHS, proven; valid over all placements); upper = best "
           "feasible schedule (exact P2 over max_blocks=2, routes_k=1 warm-started with BACE-Pipe, or a policy); "
           "width = (upper - lower) / upper.\n",
@@ -242,11 +236,7 @@ def _write_csv(path, rows):
 
 
 def _write_md(rows, df, args):
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True).stdout.strip()
-    except OSError:
-        commit = "?"
+    commit = git_commit()
     lines = [f"# P2 benchmark (bench_schedule.py, commit {commit}, {platform.machine()}, {os.cpu_count()} cores "
              f"shared, time limit {args.time_limit:g} s, {args.threads} thread(s))", "",
              "| instance | solver | mu (s/USD) | unit (s) | status | objective (s) | gap | build s | solve s | nodes | "

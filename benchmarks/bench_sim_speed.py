@@ -12,7 +12,7 @@ series, which adds price-change events while jobs wait).  Jobs: 2..32 stages, 8.
 time is set so that the offered load (GPU-seconds asked per second over the cluster's GPUs) is ``--load``
 (default 0.8; near 1 the queue grows and decisions get slower).
 
-Run:  python benchmarks/bench_sim_speed.py [--jobs 10000] [--regions 20] [--load 0.8] [--hourly] [--no-hol]
+Run:  python -m benchmarks.bench_sim_speed [--jobs 10000] [--regions 20] [--load 0.8] [--hourly] [--no-hol]
 Writes benchmarks/results/sim_speed.csv (one row per run, appended; the file is replaced atomically).
 
 The contended family (issue 15), ``--contended``: ``bace-opt generate random --seed 3 --regions 20
@@ -31,7 +31,7 @@ change in the machine's load falls on both sides of the ratio) and keeps the run
 listing all K (``cpu_runs``): on a shared machine interference only adds time, so the least is the steadiest
 estimate of the work.
 
-Run:  python benchmarks/bench_sim_speed.py --contended [--sizes 1000 4000] [--policies bace-pipe lcf] [--repeat 3]
+Run:  python -m benchmarks.bench_sim_speed --contended [--sizes 1000 4000] [--policies bace-pipe lcf] [--repeat 3]
 Writes benchmarks/results/sim_speed_contended.csv (one row per (size, family, policy), appended; the file is
 replaced atomically) and prints a markdown table.
 """
@@ -56,8 +56,8 @@ import bace_opt as bo
 from bace_opt.files import append_csv_rows, atomic_write
 from bace_opt.policies import ABLATIONS, HEURISTICS
 from bace_opt.sim import run_simulation
-
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.common import (CONTENDED_SPREAD_S, RESULTS, ROOT, UNCONTENDED_SPREAD_S, contended_instance,
+                               git_commit, load_1min)
 
 
 def build(n_jobs=10_000, n_regions=20, load=0.8, hourly=False, seed=0) -> bo.Instance:
@@ -91,18 +91,6 @@ def build(n_jobs=10_000, n_regions=20, load=0.8, hourly=False, seed=0) -> bo.Ins
             t_arr += rng.expovariate(1.0 / mean_ia)
         jobs.append(bo.Job(f"job{k:05d}", round(t_arr, 3), S, m, N, round(t, 4), round(A, 3)))
     return bo.Instance(f"bench-sim-{n_jobs}j-{n_regions}r", {"A6000": gt}, "A6000", regions, links, jobs).validated()
-
-
-CONTENDED_SPREAD_S = 1.0        # arrivals uniform over [0, spread * N] s
-UNCONTENDED_SPREAD_S = 100.0
-
-
-def contended_instance(n_jobs: int, spread_s_per_job: float = CONTENDED_SPREAD_S) -> bo.Instance:
-    """The issue-15 family: ``generate random --seed 3 --regions 20 --max-gpus-per-region 64 --max-stages 16
-    --hourly-prices --mixed-gpus --topology sparse`` with arrivals over [0, spread * N] s."""
-    from bace_opt.builders.synthetic import random_instance
-    return random_instance(3, n_regions=20, n_jobs=n_jobs, topology="sparse", hourly_prices=True, mixed_gpus=True,
-                           max_gpus_per_region=64, max_stages=16, max_arrival_s=spread_s_per_job * n_jobs)
 
 
 #: ``--policies bace-pipe@reference``: the policy with ``BacePipe.reference_path`` (the readable pathfinder and
@@ -142,9 +130,9 @@ def one_run(family: str, n_jobs: int, policy: str) -> dict:
 
 def _one_process(family: str, n: int, policy: str, timeout: float) -> dict:
     """One run in a fresh process (its peak memory is its own): the figures of ``one_run``, or the status."""
-    cmd = [sys.executable, __file__, "--one", family, str(n), policy]
+    cmd = [sys.executable, "-m", "benchmarks.bench_sim_speed", "--one", family, str(n), policy]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
         if r.returncode == 0:
             return json.loads(r.stdout.strip().splitlines()[-1])
         return {"family": family, "jobs": n, "policy": policy, "status": f"error: {r.stderr[-200:]}"}
@@ -154,12 +142,8 @@ def _one_process(family: str, n: int, policy: str, timeout: float) -> dict:
 
 def contended_main(args) -> int:
     policies = args.policies or list(HEURISTICS + ABLATIONS)
-    out = ROOT / "benchmarks" / "results" / "sim_speed_contended.csv"
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True).stdout.strip()
-    except OSError:
-        commit = ""
+    out = RESULTS / "sim_speed_contended.csv"
+    commit = git_commit(missing="")
     load = os.getloadavg()[0]
     if not args.no_write:
         _upgrade_csv(out)
@@ -181,7 +165,7 @@ def contended_main(args) -> int:
                 ok = [x for x in fr if x.get("status") == "ok"]
                 row = min(ok, key=lambda x: x["cpu_s"]) if len(ok) == len(fr) else fr[-1]
                 row.update(runs=len(fr), cpu_runs=" ".join(str(x.get("cpu_s", "")) for x in fr),
-                           load_1min=round(os.getloadavg()[0], 2), commit=commit,
+                           load_1min=load_1min(), commit=commit,
                            python=platform.python_version(), machine=f"{platform.machine()} x{os.cpu_count()}")
                 rows.append(row)
                 print(json.dumps(row), flush=True)
@@ -304,13 +288,9 @@ def main(argv=None) -> int:
           f"unscheduled {m['jobs_unscheduled']}, avg JCT {m['avg_jct_s'] / 3600:.2f} h, "
           f"avg wait {m['avg_wait_s'] / 3600:.2f} h, electricity {m['total_electricity_usd']:.0f} USD")
     if not args.no_write:
-        out = ROOT / "benchmarks" / "results" / "sim_speed.csv"
+        out = RESULTS / "sim_speed.csv"
         out.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                    text=True).stdout.strip()
-        except OSError:
-            commit = ""
+        commit = git_commit(missing="")
         append_csv_rows(out, SIM_SPEED_COLUMNS, [[
             inst.name, args.policy, args.jobs, args.regions, args.load, args.hourly, not args.no_hol,
             f"{stats.cpu_s:.3f}", f"{stats.wall_s:.3f}", stats.events, f"{eps_cpu:.0f}", stats.decisions,

@@ -127,9 +127,10 @@ def test_write_level_mps_replaces_the_file_atomically(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------- the benchmarks' history files
 
 def _bench(name: str, monkeypatch):
+    """The benchmark ``benchmarks.<name>``, imported as ``python -m`` finds it (the repository root on the path)."""
     import importlib
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    return importlib.import_module(name)
+    monkeypatch.syspath_prepend(str(ROOT))
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 def _interrupt(tmp_path, monkeypatch, k: int) -> Path:
@@ -152,7 +153,7 @@ def _sim_speed_contended(tmp_path, monkeypatch, k: int) -> Path:
     """bench_sim_speed --contended on fake runs (cpu_s ``k``); returns its results file."""
     import argparse
     mod = _bench("bench_sim_speed", monkeypatch)
-    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    monkeypatch.setattr(mod, "RESULTS", tmp_path / "benchmarks" / "results")
     (tmp_path / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
     monkeypatch.setattr(mod, "_one_process", lambda family, n, policy, timeout: {
         "family": family, "jobs": n, "policy": policy, "status": "ok", "cpu_s": k, "wall_s": k,
@@ -166,7 +167,7 @@ def _sim_speed_contended(tmp_path, monkeypatch, k: int) -> Path:
 def _pathfinder(tmp_path, monkeypatch, k: int) -> Path:
     """bench_pathfinder's main on a fake replay (``calls`` = ``k``); returns its results file."""
     mod = _bench("bench_pathfinder", monkeypatch)
-    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    monkeypatch.setattr(mod, "RESULTS", tmp_path / "benchmarks" / "results")
     (tmp_path / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
     monkeypatch.setattr(mod, "run", lambda family, n, policy, max_calls, repeat: [
         {"family": family, "jobs": n, "policy": policy, "call": kind, "calls": k, "identical": True}

@@ -1,10 +1,18 @@
-"""Probes of issue 11's fifth round: could P1's second core shorten the proof of levels 2 and 3 on the realistic
+"""Record, not maintained: a one-off probe of issue 11 (P1 proof speed), measured on highspy 1.12 (HiGHS 1.12)
+and kept as the record of those measurements (output and reading in results/p1_second_core_probe.md; the rounds in
+log.md, which names each run's commit and load).  Moved from benchmarks/ in issue 26; no test imports it,
+and it may not run against today's bace_opt.  Run it from the repository root, as it was run (PYTHONPATH=.
+makes ``benchmarks.common`` importable; the sibling probes it imports are found beside it):
+
+    PYTHONPATH=. python docs/research/p1-proof-speed/p1_second_core_probe.py ...
+
+Probes of issue 11's fifth round: could P1's second core shorten the proof of levels 2 and 3 on the realistic
 instances (benchmarks/README.md, "Fifth round")?  Scratch measurements, one process, HiGHS one thread; each
 prints one JSON line per instance.  Nothing here changes the solver.
 
-    .venv/bin/python benchmarks/p1_second_core_probe.py spec 2,3     # speculative level 3 from the MIP start
-    .venv/bin/python benchmarks/p1_second_core_probe.py split 2,3    # two-way split of levels 2 and 3
-    .venv/bin/python benchmarks/p1_second_core_probe.py split2 2     # level 2 split on the next 3 candidates
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_second_core_probe.py spec 2,3     # speculative level 3 from the MIP start
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_second_core_probe.py split 2,3    # two-way split of levels 2 and 3
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_second_core_probe.py split2 2     # level 2 split on the next 3 candidates
 
 spec:  the level-3 proof by cost minimization (P1.45 with the cutoff P1.51) started before level 2 is known,
        from the MIP start (price-pack): limit = the start's cost, T_inc = the start's run time.  Its answer is
@@ -22,20 +30,16 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE)); sys.path.insert(0, str(HERE.parent))
+import pyomo.environ as pyo
 
-import pyomo.environ as pyo  # noqa: E402
-
-from bench_placement import realistic  # noqa: E402
-from bace_opt.exact import placement_milp as M, placement_walk as fm  # noqa: E402
-from bace_opt.exact.placement_data import PlacementData, count_upper_bound  # noqa: E402
-from bace_opt.exact.placement_levels import LEVEL_TOL  # noqa: E402
-from bace_opt.exact.placement_solution import start_candidates  # noqa: E402
-from bace_opt.solvers.base import SolveOptions  # noqa: E402
-from bace_opt.solvers.highs import solve_pyomo  # noqa: E402
+from benchmarks.common import realistic
+from bace_opt.exact import placement_milp as M, placement_walk as fm
+from bace_opt.exact.placement_data import PlacementData, count_upper_bound
+from bace_opt.exact.placement_levels import LEVEL_TOL
+from bace_opt.exact.placement_solution import start_candidates
+from bace_opt.solvers.base import SolveOptions
+from bace_opt.solvers.highs import solve_pyomo
 
 #: proven level-2 / level-3 optima of the realistic seeds (bench_placement_realistic_-quiet.md), to check answers
 Z_OPT = {1: 62.2589536, 2: 16.70389472905164, 3: 55.95790294229485}

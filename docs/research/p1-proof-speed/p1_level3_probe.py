@@ -1,9 +1,17 @@
-"""Probes of issue 11's seventh round (benchmarks/README.md, "Seventh round"; models/placement.md 9g): where does
+"""Record, not maintained: a one-off probe of issue 11 (P1 proof speed), measured on highspy 1.12 (HiGHS 1.12)
+and kept as the record of those measurements (output and reading in results/p1_level3_probe.md; the rounds in
+log.md, which names each run's commit and load).  Moved from benchmarks/ in issue 26; no test imports it,
+and it may not run against today's bace_opt.  Run it from the repository root, as it was run (PYTHONPATH=.
+makes ``benchmarks.common`` importable; the sibling probes it imports are found beside it):
+
+    PYTHONPATH=. python docs/research/p1-proof-speed/p1_level3_probe.py ...
+
+Probes of issue 11's seventh round (benchmarks/README.md, "Seventh round"; models/placement.md 9g): where does
 the level-3 proof of the realistic instances spend its time?  Scratch measurements, one process, HiGHS one thread,
 the levels run one after the other; each prints JSON lines.  Nothing here changes the solver.
 
-    .venv/bin/python benchmarks/p1_level3_probe.py lp 2         # level 3's root LP against level 2's, and its candidates
-    .venv/bin/python benchmarks/p1_level3_probe.py quarters 2,3  # level 3 in the half holding level 2's placement,
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level3_probe.py lp 2         # level 3's root LP against level 2's, and its candidates
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level3_probe.py quarters 2,3  # level 3 in the half holding level 2's placement,
                                                                  # then in that half's two quarters
 
 lp:       level 2 is solved; the LP relaxation of level 3's proof (min cost with the run-time cut T <= T_inc (1 -
@@ -18,19 +26,15 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE)); sys.path.insert(0, str(HERE.parent))
+import pyomo.environ as pyo
 
-import pyomo.environ as pyo  # noqa: E402
-
-from p1_second_core_probe import _level2_model, _split_candidates  # noqa: E402
-from bace_opt.exact import placement_milp as M, placement_walk as fm  # noqa: E402
-from bace_opt.exact.placement_levels import LEVEL_TOL  # noqa: E402
-from bace_opt.exact.placement_split import _u_values  # noqa: E402
-from bace_opt.solvers.base import SolveOptions  # noqa: E402
-from bace_opt.solvers.highs import solve_pyomo  # noqa: E402
+from p1_second_core_probe import _level2_model, _split_candidates
+from bace_opt.exact import placement_milp as M, placement_walk as fm
+from bace_opt.exact.placement_levels import LEVEL_TOL
+from bace_opt.exact.placement_split import _u_values
+from bace_opt.solvers.base import SolveOptions
+from bace_opt.solvers.highs import solve_pyomo
 
 
 def _levels_1_2(s):

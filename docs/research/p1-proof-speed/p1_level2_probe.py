@@ -1,12 +1,20 @@
-"""Probes of issue 11's eighth round: can level 2 of the realistic instances be proven faster on one core
+"""Record, not maintained: a one-off probe of issue 11 (P1 proof speed), measured on highspy 1.12 (HiGHS 1.12)
+and kept as the record of those measurements (output and reading in results/p1_level2_probe.md; the rounds in
+log.md, which names each run's commit and load).  Moved from benchmarks/ in issue 26; no test imports it,
+and it may not run against today's bace_opt.  Run it from the repository root, as it was run (PYTHONPATH=.
+makes ``benchmarks.common`` importable; the sibling probes it imports are found beside it):
+
+    PYTHONPATH=. python docs/research/p1-proof-speed/p1_level2_probe.py ...
+
+Probes of issue 11's eighth round: can level 2 of the realistic instances be proven faster on one core
 (benchmarks/README.md, "Eighth round"; models/placement.md 9h)?  Scratch measurements, one process, HiGHS one
 thread, level 2 of the walk model with level 1 fixed and the price-pack start as MIP start (as the level driver
 solves it).  Each prints one JSON line per solve.  Nothing here changes the solver.
 
-    .venv/bin/python benchmarks/p1_level2_probe.py options 2,3 base,seed1,seed2,feas1e-6,heur0,pscost4,pscost2
-    .venv/bin/python benchmarks/p1_level2_probe.py incumbents 2,3    # when the improving solutions are found
-    .venv/bin/python benchmarks/p1_level2_probe.py optstart 2,3      # the proof from the optimum as MIP start
-    .venv/bin/python benchmarks/p1_level2_probe.py rows 2,3 none,-pairs,-covers,-oriented,-open,-whole
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level2_probe.py options 2,3 base,seed1,seed2,feas1e-6,heur0,pscost4,pscost2
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level2_probe.py incumbents 2,3    # when the improving solutions are found
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level2_probe.py optstart 2,3      # the proof from the optimum as MIP start
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level2_probe.py rows 2,3 none,-pairs,-covers,-oriented,-open,-whole
 
 options:    HiGHS option variants (``VARIANTS``) against the defaults of ``solvers.highs.solve_pyomo``.
 incumbents: the time, cost and dual bound of every improving solution (HiGHS's improving-solution callback).
@@ -21,17 +29,13 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE)); sys.path.insert(0, str(HERE.parent))
+import pyomo.environ as pyo
 
-import pyomo.environ as pyo  # noqa: E402
-
-from p1_second_core_probe import _level2_model  # noqa: E402
-from bace_opt.exact import placement_walk as fm  # noqa: E402
-from bace_opt.solvers.base import SolveOptions  # noqa: E402
-from bace_opt.solvers import highs as H  # noqa: E402
+from p1_second_core_probe import _level2_model
+from bace_opt.exact import placement_walk as fm
+from bace_opt.solvers.base import SolveOptions
+from bace_opt.solvers import highs as H
 
 VARIANTS = {
     "base": {}, "seed1": {"random_seed": 1}, "seed2": {"random_seed": 2},

@@ -1,13 +1,21 @@
-"""Probes of issue 11's ninth round: can cuts across jobs, or a tighter cost product, lift level 2's bound on the
+"""Record, not maintained: a one-off probe of issue 11 (P1 proof speed), measured on highspy 1.12 (HiGHS 1.12)
+and kept as the record of those measurements (output and reading in results/p1_level2_cuts_probe.md; the rounds in
+log.md, which names each run's commit and load).  Moved from benchmarks/ in issue 26; no test imports it,
+and it may not run against today's bace_opt.  Run it from the repository root, as it was run (PYTHONPATH=.
+makes ``benchmarks.common`` importable; the sibling probes it imports are found beside it):
+
+    PYTHONPATH=. python docs/research/p1-proof-speed/p1_level2_cuts_probe.py ...
+
+Probes of issue 11's ninth round: can cuts across jobs, or a tighter cost product, lift level 2's bound on the
 realistic instances (benchmarks/README.md, "Ninth round"; models/placement.md 9h)?  Scratch measurements, one
 process, HiGHS one thread, level 2 of the walk model with level 1 fixed and the price-pack start as MIP start (as
 the level driver solves it).  Each prints one JSON line per solve.  Nothing here changes the solver.
 
-    .venv/bin/python benchmarks/p1_level2_cuts_probe.py gap 2,3         # where the root LP's gap lies
-    .venv/bin/python benchmarks/p1_level2_cuts_probe.py flowcover 2,3   # flow covers on the GPU rows
-    .venv/bin/python benchmarks/p1_level2_cuts_probe.py rlt 2,3 full    # product rows on every arc: root LP
-    .venv/bin/python benchmarks/p1_level2_cuts_probe.py rlt 2 full --mip
-    .venv/bin/python benchmarks/p1_level2_cuts_probe.py rlt 2,3 none,sep --mip --rs 0,1,2
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level2_cuts_probe.py gap 2,3         # where the root LP's gap lies
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level2_cuts_probe.py flowcover 2,3   # flow covers on the GPU rows
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level2_cuts_probe.py rlt 2,3 full    # product rows on every arc: root LP
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level2_cuts_probe.py rlt 2 full --mip
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level2_cuts_probe.py rlt 2,3 none,sep --mip --rs 0,1,2
 
 gap:       the root LP's cost split into its electricity term (sum pi base n) and its latency term (lat sum l q),
            beside the start's (within 1e-4 of the optimum on both seeds), and the LP of the electricity term alone.
@@ -26,18 +34,14 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE)); sys.path.insert(0, str(HERE.parent))
+import pyomo.environ as pyo
 
-import pyomo.environ as pyo  # noqa: E402
-
-from p1_second_core_probe import _level2_model  # noqa: E402
-from bace_opt.exact import placement_walk as fm  # noqa: E402
-from bace_opt.exact.placement_common import stages_in  # noqa: E402
-from bace_opt.solvers.base import SolveOptions  # noqa: E402
-from bace_opt.solvers import highs as H  # noqa: E402
+from p1_second_core_probe import _level2_model
+from bace_opt.exact import placement_walk as fm
+from bace_opt.exact.placement_common import stages_in
+from bace_opt.solvers.base import SolveOptions
+from bace_opt.solvers import highs as H
 
 
 def _lp(m):

@@ -1,10 +1,18 @@
-"""Issue 11: do the old (position) and new (walk) formulations agree where the old one cannot prove the realistic
+"""Record, not maintained: a one-off probe of issue 11 (P1 proof speed), measured on highspy 1.12 (HiGHS 1.12)
+and kept as the record of those measurements (output and reading in results/p1_old_model_probe.md; the rounds in
+log.md, which names each run's commit and load).  Moved from benchmarks/ in issue 26; no test imports it,
+and it may not run against today's bace_opt.  Run it from the repository root, as it was run (PYTHONPATH=.
+makes ``benchmarks.common`` importable; the sibling probes it imports are found beside it):
+
+    PYTHONPATH=. python docs/research/p1-proof-speed/p1_old_model_probe.py ...
+
+Issue 11: do the old (position) and new (walk) formulations agree where the old one cannot prove the realistic
 instances inside one benchmark run (benchmarks/README.md, "Old (position) model with a long limit")?  Each mode
 first solves the instance with the new model, then asks the old model to prove the same level from the new
 optimum as MIP start.  A MIP start changes only the search: the old model's proof is its own.  Prints JSON lines.
 
-    .venv/bin/python benchmarks/p1_old_model_probe.py level2 2 6000     # seed, time limit of the old model (s)
-    .venv/bin/python benchmarks/p1_old_model_probe.py level3 2 3900
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_old_model_probe.py level2 2 6000     # seed, time limit of the old model (s)
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_old_model_probe.py level3 2 3900
 
 level2: the old model solves levels 1-2 from the new level-2 optimum.
 level3: the old model solves level 3 only, with levels 1-2 fixed at the values the old model itself proved
@@ -18,18 +26,14 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE)); sys.path.insert(0, str(HERE.parent))
-
-from bench_placement import realistic  # noqa: E402
-from bace_opt.exact import placement_milp  # noqa: E402
-from bace_opt.exact.placement import solve_placement  # noqa: E402
-from bace_opt.exact.placement_data import PlacementData  # noqa: E402
-from bace_opt.exact.placement_levels import LevelShare, SharedLevel  # noqa: E402
-from bace_opt.exact.placement_solution import solution_from_plans  # noqa: E402
-from bace_opt.solvers.base import SolveOptions  # noqa: E402
+from benchmarks.common import realistic
+from bace_opt.exact import placement_milp
+from bace_opt.exact.placement import solve_placement
+from bace_opt.exact.placement_data import PlacementData
+from bace_opt.exact.placement_levels import LevelShare, SharedLevel
+from bace_opt.exact.placement_solution import solution_from_plans
+from bace_opt.solvers.base import SolveOptions
 
 #: level-2 optima proved by the old model: seeds 1 and 3 in results/bench_placement_realistic_-oldlong.md (to the
 #: 7 decimals printed there), seed 2 by ``level2`` (results/p1_old_model_probe.md).  The level loop fixes level 2

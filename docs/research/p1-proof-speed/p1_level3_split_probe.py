@@ -1,11 +1,19 @@
-"""Probes of issue 11's eighth round on level 3 (benchmarks/README.md, "Eighth round"; models/placement.md 9h).
+"""Record, not maintained: a one-off probe of issue 11 (P1 proof speed), measured on highspy 1.12 (HiGHS 1.12)
+and kept as the record of those measurements (output and reading in results/p1_level3_split_probe.md; the rounds in
+log.md, which names each run's commit and load).  Moved from benchmarks/ in issue 26; no test imports it,
+and it may not run against today's bace_opt.  Run it from the repository root, as it was run (PYTHONPATH=.
+makes ``benchmarks.common`` importable; the sibling probes it imports are found beside it):
+
+    PYTHONPATH=. python docs/research/p1-proof-speed/p1_level3_split_probe.py ...
+
+Probes of issue 11's eighth round on level 3 (benchmarks/README.md, "Eighth round"; models/placement.md 9h).
 Scratch measurements, one process, HiGHS one thread; level 2 is solved first (the walk model with level 1 fixed,
 from the price-pack start; its placement x* is kept in /tmp between runs), then level 3 in each MODE, one after
 the other.  Each prints one JSON line per solve.  Nothing here changes the solver.
 
-    .venv/bin/python benchmarks/p1_level3_split_probe.py 2 A,B,whole          # realistic seed 2
-    .venv/bin/python benchmarks/p1_level3_split_probe.py 12r-32j whole,plain   # random 12 x 32, seed 1
-    .venv/bin/python benchmarks/p1_level3_split_probe.py 10r-24j whole,row     # random 10 x 24, seed 1
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level3_split_probe.py 2 A,B,whole          # realistic seed 2
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level3_split_probe.py 12r-32j whole,plain   # random 12 x 32, seed 1
+    PYTHONPATH=. .venv/bin/python docs/research/p1-proof-speed/p1_level3_split_probe.py 10r-24j whole,row     # random 10 x 24, seed 1
 
 whole: level 3 as the level driver proves it: cost minimization under a shorter run-time cut (P1.45) with the
        level-2 limit as HiGHS's objective cutoff (P1.51).
@@ -24,20 +32,17 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE)); sys.path.insert(0, str(HERE.parent))
+import pyomo.environ as pyo
 
-import pyomo.environ as pyo  # noqa: E402
-
-from bench_placement import RANDOM_LARGE, realistic  # noqa: E402
-from p1_second_core_probe import _level2_model  # noqa: E402
-from bace_opt.builders.synthetic import random_instance  # noqa: E402
-from bace_opt.exact import placement_milp as M, placement_walk as fm  # noqa: E402
-from bace_opt.exact.placement_levels import LEVEL_TOL  # noqa: E402
-from bace_opt.exact.placement_split import _u_values  # noqa: E402
-from bace_opt.files import atomic_write  # noqa: E402
-from bace_opt.solvers.base import SolveOptions  # noqa: E402
-from bace_opt.solvers.highs import solve_pyomo  # noqa: E402
+from benchmarks.common import RANDOM_LARGE, realistic
+from p1_second_core_probe import _level2_model
+from bace_opt.builders.synthetic import random_instance
+from bace_opt.exact import placement_milp as M, placement_walk as fm
+from bace_opt.exact.placement_levels import LEVEL_TOL
+from bace_opt.exact.placement_split import _u_values
+from bace_opt.files import atomic_write
+from bace_opt.solvers.base import SolveOptions
+from bace_opt.solvers.highs import solve_pyomo
 
 
 MODES = ("whole", "whole-ps2", "row", "plain", "A", "B")
