@@ -37,10 +37,10 @@ from typing import Any, Sequence
 
 from ..builders.profiles import MODELS, GPUS, ModelSpec, stage_time_s
 from ..errors import InputError
+from ..instance.optical import OpticalNetwork, Path
 from ..pipeline import PipelineModel, schedule_model
 from ..pipeline.model import Boundary
 from .checker import record_of
-from .network import OpticalNetwork, Path
 from .rsa import get_rsa_policy
 from .spectrum import Lightpath, SpectrumGrid, free_runs
 

@@ -7,6 +7,9 @@ whole input and report *every* problem at once with its place (``jobs[3].stage_t
 Derived views are built once per instance and cached: name indexes, the networkx topology, k-shortest
 routes between two regions with latency and bottleneck bandwidth, per-region speed factors and per-job
 reference demands.  Units follow ../shared/spec/system-model.md: s, ms (one way), Gbit/s, MB, W, USD/kWh.
+
+The optional ``optical`` section (fibres, slots, modulation, candidate paths) is modelled and validated in
+``optical.py`` of this package; the instance model imports nothing above ``_check``, ``errors`` and ``files``.
 """
 from __future__ import annotations
 
@@ -22,8 +25,10 @@ from typing import Any, Mapping
 import networkx as nx
 import logging
 
-from . import _check as C
-from .errors import InputError
+from .. import _check as C
+from ..errors import InputError
+from ..files import atomic_write
+from .optical import OpticalNetwork, parse_optical
 
 SCHEMA = "bace-opt/instance/v1"
 log = logging.getLogger(__name__)
@@ -145,7 +150,7 @@ class Instance:
     jobs: tuple[Job, ...]
     objective: Objective = Objective()
     meta: Mapping[str, Any] = field(default_factory=dict)
-    optical: Any = None             # optional optical layer: bace_opt.optical.OpticalNetwork (see _parse_optical)
+    optical: OpticalNetwork | None = None   # optional optical layer (instance/optical.py; see _parse_optical)
 
     def __post_init__(self):
         # Accept lists/dicts from code; store immutable containers.  Validate like a file would be.
@@ -202,7 +207,6 @@ class Instance:
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
     def save(self, path) -> None:
-        from .files import atomic_write
         atomic_write(path, self.to_json())
 
     def validated(self) -> "Instance":
@@ -572,11 +576,10 @@ def _check_jobs_fit(p: C.Problems, gpu_types: dict, regions: list[Region], raw_j
 # ---------------------------------------------------------------------- optical layer (issue 12)
 
 def _parse_optical(p: C.Problems, top: dict, regions: list[Region], rnames: set[str]):
-    """The optional ``optical`` section (bace_opt.optical.network, models/optical.md section 1): fibres between
+    """The optional ``optical`` section (bace_opt.instance.optical, models/optical.md section 1): fibres between
     regions with lengths, slots per link, guard slots, k paths, modulation; every problem with its field path,
     including region pairs with GPUs that no fibre path (within a modulation's reach) joins."""
     if "optical" not in top:
         return None
-    from .optical.network import parse_optical
     compute = [r.name for r in regions if r.gpus > 0]
     return parse_optical(p, "optical", top["optical"], region_names=sorted(rnames), compute_regions=compute)
