@@ -209,7 +209,7 @@ def run_cba(args) -> int:
 
 
 def run_exact(args) -> int:
-    from ..optical.bench import exact_gaps
+    from ..bench.optical import exact_gaps
     from ..solvers.base import SolveOptions
     if not args.time_limit > 0:
         raise InputError(f"--time-limit must be > 0, got {args.time_limit}")
