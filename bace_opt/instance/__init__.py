@@ -358,6 +358,7 @@ def negative_price_regions(inst: Instance) -> list[str]:
 
 
 def _parse(data: Any, source: str | None) -> Instance:
+    """Every section in turn (each problem recorded with its place), then the whole-instance checks."""
     p = C.Problems()
     top = C.obj(p, "", data, {"schema", "name", "gpu_types", "reference_gpu", "regions", "links", "jobs"},
                 {"meta", "objective", "optical"})
@@ -371,10 +372,30 @@ def _parse(data: Any, source: str | None) -> Instance:
         p.add("meta", "must be an object")
         meta = {}
     C.finite_tree(p, "meta", meta)
-
-    # GPU types
-    gpu_types: dict[str, GpuType] = {}
     gt = top.get("gpu_types", C.MISSING)
+    gpu_types = _parse_gpu_types(p, gt)
+    ref = C.string(p, "reference_gpu", top.get("reference_gpu", C.MISSING), default=None)
+    if ref is not None and isinstance(gt, dict) and ref not in gt:
+        p.add("reference_gpu", f"unknown GPU type {ref!r} (known: {', '.join(sorted(gt))})")
+    regions, rnames = _parse_regions(p, top.get("regions", C.MISSING), gt)
+    links = _parse_links(p, top.get("links", C.MISSING), rnames)
+    raw_jobs = top.get("jobs", C.MISSING)
+    jobs = _parse_jobs(p, raw_jobs)
+    objective = _parse_objective(p, top)
+
+    # Whole-instance checks (only meaningful when the parts parsed)
+    if regions and not p:
+        _check_topology(p, regions, links)
+        _check_jobs_fit(p, gpu_types, regions, raw_jobs, jobs)
+    optical = _parse_optical(p, top, regions, rnames)
+    p.raise_if_any(source)
+    return Instance(name=name, gpu_types=gpu_types, reference_gpu=ref, regions=tuple(regions), links=tuple(links),
+                    jobs=tuple(jobs), objective=objective, meta=meta, optical=optical)
+
+
+def _parse_gpu_types(p: C.Problems, gt: Any) -> dict[str, GpuType]:
+    """The ``gpu_types`` section: name -> figures (``idle_power_w`` optional)."""
+    gpu_types: dict[str, GpuType] = {}
     if gt is not C.MISSING:
         if not isinstance(gt, dict) or not gt:
             p.add("gpu_types", "must be a non-empty object mapping a GPU type name to its figures")
@@ -396,14 +417,13 @@ def _parse(data: Any, source: str | None) -> Instance:
                         idle = None
                 if None not in (tf, mem, pw) and (idle is not None or "idle_power_w" not in spec):
                     gpu_types[gname] = GpuType(gname, tf, mem, pw, idle)
-    ref = C.string(p, "reference_gpu", top.get("reference_gpu", C.MISSING), default=None)
-    if ref is not None and isinstance(gt, dict) and ref not in gt:
-        p.add("reference_gpu", f"unknown GPU type {ref!r} (known: {', '.join(sorted(gt))})")
+    return gpu_types
 
-    # Regions
+
+def _parse_regions(p: C.Problems, raw_regions: Any, gt: Any) -> tuple[list[Region], set[str]]:
+    """The ``regions`` section (GPU types checked against ``gt``, the raw ``gpu_types``); also the names seen."""
     regions: list[Region] = []
     rnames: set[str] = set()
-    raw_regions = top.get("regions", C.MISSING)
     if raw_regions is not C.MISSING and C.array(p, "regions", raw_regions, nonempty=True) is not None:
         for i, r in enumerate(raw_regions):
             w = f"regions[{i}]"
@@ -426,11 +446,13 @@ def _parse(data: Any, source: str | None) -> Instance:
                 series = _parse_series(p, w + ".price_series", r["price_series"])
             if None not in (rn, gtype, gpus, price, pue):
                 regions.append(Region(rn, gtype, gpus, price, pue, series))
+    return regions, rnames
 
-    # Links
+
+def _parse_links(p: C.Problems, raw_links: Any, rnames: set[str]) -> list[Link]:
+    """The ``links`` section: ends among the region names, at most one link per pair."""
     links: list[Link] = []
     seen_pairs: dict[frozenset, int] = {}
-    raw_links = top.get("links", C.MISSING)
     if raw_links is not C.MISSING and C.array(p, "links", raw_links) is not None:
         for i, l in enumerate(raw_links):
             w = f"links[{i}]"
@@ -456,11 +478,13 @@ def _parse(data: Any, source: str | None) -> Instance:
                        le=MAX_EGRESS_USD_PER_GB, default=0.0)
             if None not in (a, b, bw, lat, eg) and a != b:
                 links.append(Link(a, b, bw, lat, eg))
+    return links
 
-    # Jobs
+
+def _parse_jobs(p: C.Problems, raw_jobs: Any) -> list[Job]:
+    """The ``jobs`` section: unique names, every figure within its bounds."""
     jobs: list[Job] = []
     jnames: set[str] = set()
-    raw_jobs = top.get("jobs", C.MISSING)
     if raw_jobs is not C.MISSING and C.array(p, "jobs", raw_jobs) is not None:
         for i, j in enumerate(raw_jobs):
             w = f"jobs[{i}]"
@@ -492,22 +516,18 @@ def _parse(data: Any, source: str | None) -> Instance:
             mem = C.num(p, w + ".memory_gb", j.get("memory_gb", C.MISSING), gt=0, le=MAX_MEMORY_GB, default=None)
             if None not in vals.values():
                 jobs.append(Job(**vals, model=model, memory_gb=mem))
+    return jobs
 
+
+def _parse_objective(p: C.Problems, top: dict) -> Objective:
+    """The optional ``objective`` section (whether egress counts in the cost)."""
     objective = Objective()
     if "objective" in top:
         o = C.obj(p, "objective", top["objective"], set(), {"egress"})
         if o is not None:
             eg = C.boolean(p, "objective.egress", o.get("egress", C.MISSING), default=False)
             objective = Objective(egress=bool(eg))
-
-    # Whole-instance checks (only meaningful when the parts parsed)
-    if regions and not p:
-        _check_topology(p, regions, links)
-        _check_jobs_fit(p, gpu_types, regions, raw_jobs, jobs)
-    optical = _parse_optical(p, top, regions, rnames)
-    p.raise_if_any(source)
-    return Instance(name=name, gpu_types=gpu_types, reference_gpu=ref, regions=tuple(regions), links=tuple(links),
-                    jobs=tuple(jobs), objective=objective, meta=meta, optical=optical)
+    return objective
 
 
 def _parse_series(p: C.Problems, w: str, s: Any) -> PriceSeries | None:
