@@ -150,7 +150,7 @@ class Instance:
     jobs: tuple[Job, ...]
     objective: Objective = Objective()
     meta: Mapping[str, Any] = field(default_factory=dict)
-    optical: OpticalNetwork | None = None   # optional optical layer (instance/optical.py; see _parse_optical)
+    optical: OpticalNetwork | None = None   # optional optical layer (instance/optical.py)
 
     def __post_init__(self):
         # Accept lists/dicts from code; store immutable containers.  Validate like a file would be.
@@ -387,7 +387,10 @@ def _parse(data: Any, source: str | None) -> Instance:
     if regions and not p:
         _check_topology(p, regions, links)
         _check_jobs_fit(p, gpu_types, regions, raw_jobs, jobs)
-    optical = _parse_optical(p, top, regions, rnames)
+    # the optional optical section (optical.py, models/optical.md section 1): every problem with its field path,
+    # including region pairs with GPUs that no fibre path within a modulation's reach joins
+    optical = (parse_optical(p, "optical", top["optical"], region_names=sorted(rnames),
+                             compute_regions=[r.name for r in regions if r.gpus > 0]) if "optical" in top else None)
     p.raise_if_any(source)
     return Instance(name=name, gpu_types=gpu_types, reference_gpu=ref, regions=tuple(regions), links=tuple(links),
                     jobs=tuple(jobs), objective=objective, meta=meta, optical=optical)
@@ -591,15 +594,3 @@ def _check_jobs_fit(p: C.Problems, gpu_types: dict, regions: list[Region], raw_j
                 p.add(w + ".memory_gb", f"needs {j.memory_gb:g} GB per GPU; no region's GPU type has that much")
             elif cap < j.gpus:
                 p.add(w, f"job {j.name!r} needs {j.gpus} GPUs with >= {j.memory_gb:g} GB, only {cap} exist")
-
-
-# ---------------------------------------------------------------------- optical layer (issue 12)
-
-def _parse_optical(p: C.Problems, top: dict, regions: list[Region], rnames: set[str]):
-    """The optional ``optical`` section (bace_opt.instance.optical, models/optical.md section 1): fibres between
-    regions with lengths, slots per link, guard slots, k paths, modulation; every problem with its field path,
-    including region pairs with GPUs that no fibre path (within a modulation's reach) joins."""
-    if "optical" not in top:
-        return None
-    compute = [r.name for r in regions if r.gpus > 0]
-    return parse_optical(p, "optical", top["optical"], region_names=sorted(rnames), compute_regions=compute)
