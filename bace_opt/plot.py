@@ -5,6 +5,9 @@
     fig = plot_schedule(inst, sched)           # both, side by side (what ``Schedule.plot`` and
     save_figure(fig, "placement.png")          #  ``bace-opt plot INSTANCE SCHEDULE -o F.png|svg`` draw)
 
+This module is the default plotting back end of ``Schedule.plot`` (``bace_opt.schedule.PLOT_BACKEND`` names it;
+the schedule model does not import it, since drawing sits on top of the package, beside the command line).
+
 **Where the regions go.**  From coordinates when there are any: ``meta.coordinates`` of the instance
 (``{"region": [latitude, longitude]}``, degrees; the WAN builder writes it from the GML) or, for region names
 the builders use (the paper family's six regions, AWS regions in Skyplane naming), the cities of

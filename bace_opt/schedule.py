@@ -3,10 +3,12 @@
 A method decides, for each job, a status, a start time, a placement (blocks) and the hops' routes and
 reservations: a ``JobPlan``.  It never computes its own figures: ``bace_opt.evaluate.make_schedule`` prices
 the plans with the one evaluator and returns a ``Schedule`` whose per-job figures and ``metrics`` come
-from that code.  ``Schedule.save`` / ``load_schedule`` read and write JSON; ``to_frame`` gives pandas.
+from that code.  ``Schedule.save`` / ``load_schedule`` read and write JSON; ``to_frame`` gives pandas;
+``plot`` draws it through the plotting back end named by ``PLOT_BACKEND``.
 """
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -25,6 +27,13 @@ SOLVER_STATUSES = ("optimal", "feasible", "infeasible", "time_limit", "error")
 #: |time| of a schedule (s) and |figure| above these are refused on loading (docs/decisions.md, "Strict input")
 MAX_SCHEDULE_TIME_S = 1e12
 MAX_FIGURE = 1e30
+#: The plotting back end of ``Schedule.plot``: the name of a module with ``plot_schedule(inst, sched, kind=...,
+#: at=...)``, imported when a picture is asked for, the way pandas resolves ``DataFrame.plot`` through
+#: ``pandas.options.plotting.backend``.  The drawing code (``bace_opt.plot``) needs matplotlib and the builders'
+#: region coordinates, so it sits on top of the package beside the command line; the schedule model, far below
+#: it, names it here instead of importing it, and ``Schedule.plot`` (public API) keeps working.  Set it to
+#: another module's name to draw with that one.
+PLOT_BACKEND = "bace_opt.plot"
 
 
 @dataclass(frozen=True)
@@ -169,11 +178,10 @@ class Schedule:
 
     # ------------------------------------------------------------------ pictures
     def plot(self, inst, kind: str = "both", at: float | None = None):
-        """Draw this schedule on ``inst``: placement map and/or timeline (``bace_opt.plot``; needs
-        matplotlib).  ``kind``: 'both', 'placement' or 'timeline'; returns a matplotlib Figure, shown inline
-        in Jupyter; ``bace_opt.plot.save_figure(fig, 'F.png')`` writes it."""
-        from .plot import plot_schedule
-        return plot_schedule(inst, self, kind=kind, at=at)
+        """Draw this schedule on ``inst``: placement map and/or timeline (the back end ``PLOT_BACKEND``,
+        ``bace_opt.plot`` by default; needs matplotlib).  ``kind``: 'both', 'placement' or 'timeline'; returns a
+        matplotlib Figure, shown inline in Jupyter; ``bace_opt.plot.save_figure(fig, 'F.png')`` writes it."""
+        return importlib.import_module(PLOT_BACKEND).plot_schedule(inst, self, kind=kind, at=at)
 
 
 def load_schedule(path) -> Schedule:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bace_opt.bench.runner import DETERMINISTIC_COLUMNS, read_rows, run_specs
+from bace_opt.bench.runner import read_rows, run_specs
+from bace_opt.bench.spec import DETERMINISTIC_COLUMNS
 
 HERE = Path(__file__).parent
 SCRIPT = """

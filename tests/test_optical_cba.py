@@ -142,7 +142,7 @@ def test_exact_solvers_agree_and_no_heuristic_beats_them(occ_bits, raw):
 
 
 def test_exact_gaps_of_a_cba_run():
-    from bace_opt.optical.bench import exact_gaps
+    from bace_opt.bench.optical import exact_gaps
     rows = exact_gaps(MESH, small_cfg(iterations=3), "cpsat")
     assert [r["policy"] for r in rows] == ["ksp-ff", "ksp-ff+cba", "sd-ff", "sd-ff+cba"]
     for r in rows:

@@ -13,6 +13,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..files import atomic_savefig
+from .markdown import md
+from .optical import optical_report
+from .runner import read_rows
+from .spec import COLUMNS
 
 PAPER_JCT = (-64.7, -27.9)     # BACE-Pipe's average-JCT change vs the four baselines (%), as published
 PAPER_COST = (-30.6, -12.6)    # total electricity cost change (%)
@@ -24,7 +28,6 @@ BASELINES = ["lcf", "ldf", "cr-lcf", "cr-ldf"]
 def load(path) -> pd.DataFrame:
     """The rows of a results file as a DataFrame (read by the runner's reader: a file written by an older
     version is migrated to the current columns, a line cut short is dropped)."""
-    from .runner import COLUMNS, read_rows
     df = pd.DataFrame(read_rows(path), columns=COLUMNS).replace("", float("nan"))
     df["seed"] = pd.to_numeric(df["seed"], errors="coerce")   # a damaged cell is NaN, not a crash
     for c in ("objective", "bound", "gap", "avg_jct_s", "total_electricity_usd", "total_cost_usd", "p1_cost_usd",
@@ -46,7 +49,7 @@ def report(suite: str, path, markdown_path=None) -> str:
     if df.empty:
         return "(no rows)"
     fn = {"gap": gap_report, "solvers": solvers_report, "paper": paper_report,
-          "regimes": regimes_report, "optical": _optical}.get(suite, generic_report)
+          "regimes": regimes_report, "optical": optical_report}.get(suite, generic_report)
     plots_dir = Path(markdown_path).parent if markdown_path else None
     global _PLOT_STEM
     _PLOT_STEM = Path(markdown_path).stem if markdown_path else suite
@@ -67,21 +70,6 @@ _PLOT_STEM = "report"
 
 def plot_name(what: str) -> str:
     return f"{_PLOT_STEM}-{what}.png"
-
-
-def _md(df: pd.DataFrame, floatfmt=".3g") -> str:
-    """A markdown table of a DataFrame (named index levels become the first columns)."""
-    if any(n is not None for n in df.index.names):
-        df = df.reset_index()
-
-    def f(v):
-        if isinstance(v, float):
-            return "-" if math.isnan(v) else format(v, floatfmt)
-        return str(v)
-    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(f(v) for v in row) + " |")
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------- gap
@@ -174,7 +162,7 @@ def gap_report(df: pd.DataFrame, plots_dir=None) -> str:
                    "its gap is not bounded below by 0). The cost gap splits into selection (the P1 optimum over "
                    "the heuristic's own started jobs against the free optimum) and placement (the heuristic "
                    "against that restricted optimum), both proven: 1 + cost = (1 + selection) x (1 + placement)."
-                   "\n\n" + _md(t))
+                   "\n\n" + md(t))
         ex = df[df["method"] == "p1:highs"]
         out.append(f"P1 exact (HiGHS): {int((ex['status'] == 'optimal').sum())} of {len(ex)} instances proven "
                    f"optimal; solve time median {ex['solve_s'].median():.3g} s, max {ex['solve_s'].max():.3g} s.")
@@ -184,7 +172,7 @@ def gap_report(df: pd.DataFrame, plots_dir=None) -> str:
                        "peak_link_utilisation: the largest reserved/capacity of any link; tight_links: links at "
                        "capacity (a binding bandwidth constraint); links_over_90pct; free_bw_*: the optimum with "
                        "link capacities lifted (x1e6): where it starts more jobs or costs less, bandwidth changed "
-                       "the optimum.\n\n" + _md(tight))
+                       "the optimum.\n\n" + md(tight))
         if plots_dir:
             _plot_gap(g, Path(plots_dir) / plot_name("distribution"))
             out.append(f"![gap distribution]({plot_name('distribution')})")
@@ -224,7 +212,7 @@ def p2_bracket_report(df: pd.DataFrame, p2: pd.DataFrame) -> str:
                          "jct_over_lb_pct": (s["avg_jct_s"] / lb - 1) * 100 if ok and lb else float("nan")})
     b = pd.DataFrame(brackets)
     parts = ["### P2: certified brackets (mu = 0): lower bound valid in continuous time, upper = best schedule\n\n"
-             + _md(b)]
+             + md(b)]
     t = pd.DataFrame(rows)
     if not t.empty:
         cert = t[t["certified"]]
@@ -233,7 +221,7 @@ def p2_bracket_report(df: pd.DataFrame, p2: pd.DataFrame) -> str:
                                              worst_pct=("jct_over_lb_pct", "max"),
                                              best_pct=("jct_over_lb_pct", "min"))
             parts.append("### P2: online policies' mean JCT above the certified lower bound (never below it)\n\n"
-                         + _md(agg))
+                         + md(agg))
         if len(cert) < len(t):
             parts.append(f"{len(t) - len(cert)} policy rows have no certified P2 bound (not averaged).")
     if unfinished:
@@ -267,7 +255,7 @@ def solvers_report(df: pd.DataFrame, plots_dir=None) -> str:
                                           solve_s_mean=("solve_s", "mean"), solve_s_max=("solve_s", "max"),
                                           build_s_mean=("build_s", "mean"), final_gap=("gap", "max"),
                                           nodes_mean=("nodes", "mean"))
-    text = "### P1 by back end\n\n" + _md(t)
+    text = "### P1 by back end\n\n" + md(t)
     # the largest instance (by jobs, then regions) each back end proves optimal within 60 s and within 600 s;
     # solve_s is the time of all three lexicographic levels together
     d["total_s"] = d["solve_s"].fillna(0) + d["build_s"].fillna(0)
@@ -360,7 +348,7 @@ def paper_report(df: pd.DataFrame, plots_dir=None) -> str:
     t = paper_table(df)
     out = ["### Average JCT and electricity per policy (mean over seeds)\n\n"
            "Ranked within each variant by jobs finished, then average JCT: an average over fewer jobs is not "
-           "a faster policy.\n\n" + _md(t)]
+           "a faster policy.\n\n" + md(t)]
     r = paper_comparisons(df, [("bace-pipe", b) for b in BASELINES])
     if not r.empty:
         out.append(f"### BACE-Pipe against each baseline (paper: JCT {PAPER_JCT[0]}..{PAPER_JCT[1]} %, "
@@ -368,7 +356,7 @@ def paper_report(df: pd.DataFrame, plots_dir=None) -> str:
                    "Changes are (BACE-Pipe / baseline - 1), averaged over seeds; a variant where some seed's two "
                    "runs finished different jobs is marked not comparable (the change over the jobs both "
                    "finished is shown for information only).\n\n"
-                   + _md(r.drop(columns=["policy"]).set_index(["variant", "vs"])))
+                   + md(r.drop(columns=["policy"]).set_index(["variant", "vs"])))
     ab = paper_comparisons(df[df["size"] == "main"], [(a, "bace-pipe") for a in PAPER_ABLATION])
     if not ab.empty:
         ab["removed"] = ab["policy"].str.replace("bace-pipe-no-", "", regex=False)
@@ -376,7 +364,7 @@ def paper_report(df: pd.DataFrame, plots_dir=None) -> str:
         ab["paper_electricity_pct"] = ab["policy"].map(lambda a: PAPER_ABLATION[a][1])
         cols = ["removed", "jct_change_pct", "paper_jct_pct", "electricity_change_pct", "paper_electricity_pct",
                 "note"]
-        out.append("### Ablation (main setup; change against full BACE-Pipe)\n\n" + _md(ab[cols].set_index("removed")))
+        out.append("### Ablation (main setup; change against full BACE-Pipe)\n\n" + md(ab[cols].set_index("removed")))
     return "\n\n".join(out)
 
 
@@ -393,7 +381,7 @@ def regimes_report(df: pd.DataFrame, plots_dir=None) -> str:
            "setting at nominal and at measured bandwidth, and the number of regimes (bandwidth source x scale "
            "x jobs x arrivals) where it holds (inside the published range), holds in direction only, fails, "
            "or cannot be compared (the two policies finished different jobs). Every figure is the "
-           "evaluator's.\n\n" + _md(C.claims_map(m), ".3g")]
+           "evaluator's.\n\n" + md(C.claims_map(m), ".3g")]
     mech = C.mechanism_table(m)
     out.append("### Mechanism figures per regime (mean over seeds)\n\n"
                "Per policy: peak link use (largest reserved/capacity of any link) / hours that "
@@ -402,19 +390,14 @@ def regimes_report(df: pd.DataFrame, plots_dir=None) -> str:
                "bace_price_usd_per_kwh, lcf_price_usd_per_kwh: energy-weighted electricity price of BACE-Pipe and "
                "of LCF (with identical GPUs, active-GPU electricity differs only through it); bace_jct_vs_closest_pct: "
                "BACE-Pipe's JCT change against the baseline closest to it among those that finished the same "
-               "jobs.\n\n" + _md(mech.set_index("regime"), ".3g"))
+               "jobs.\n\n" + md(mech.set_index("regime"), ".3g"))
     if plots_dir:
         for name in C.plot_heatmaps(m, Path(plots_dir), stem=_PLOT_STEM):
             out.append(f"![{name}]({name})")
     return "\n\n".join(out)
 
 
-def _optical(df: pd.DataFrame, plots_dir=None) -> str:
-    from ..optical.bench import optical_report
-    return optical_report(df, plots_dir)
-
-
 def generic_report(df: pd.DataFrame, plots_dir=None) -> str:
     cols = [c for c in ("status", "jobs_done", "avg_jct_s", "total_electricity_usd", "wall_s", "solve_s", "gap")
             if c in df]
-    return _md(df.set_index(["size", "seed", "method"])[cols])
+    return md(df.set_index(["size", "seed", "method"])[cols])

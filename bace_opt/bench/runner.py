@@ -9,68 +9,26 @@ atomically without it) when the batch restarts.  One batch at a time writes a re
 message), then skips every run the first one finished, so each run's row is in the file exactly once.
 Damaged lines and headers are set aside in ``<name>.damaged`` with a warning (``read_rows``), never a crash.
 
-Columns: see ``COLUMNS``.  Timing and memory columns (``build_s``, ``solve_s``, ``wall_s``, ``peak_mem_mb``) vary
-between runs; ``DETERMINISTIC_COLUMNS`` are the ones two runs of the same spec must agree on (the tests compare
-them between an interrupted and an uninterrupted batch, and between the local and the Dask runner).
+Columns: see ``spec.COLUMNS``.  ``spec.DETERMINISTIC_COLUMNS`` are the ones two runs of the same spec must agree
+on (the tests compare them between an interrupted and an uninterrupted batch, and between the local and the
+Dask runner).
 """
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import logging
 import os
 import sys
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import BaceOptError
 from ..files import atomic_write
+from .spec import COLUMNS, RunSpec
 
 log = logging.getLogger(__name__)
-
-COLUMNS = [
-    "run_id", "suite", "instance", "family", "size", "seed", "method", "options", "status", "feasible",
-    "objective", "bound", "gap", "jobs", "jobs_done", "jobs_blocked", "avg_jct_s", "total_electricity_usd",
-    "total_egress_usd", "total_cost_usd", "p1_cost_usd", "total_run_s", "makespan_s", "nodes", "extra",
-    "build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit", "error",
-    # where the network binds (the evaluator's figures) and per-job figures for like-with-like comparisons
-    "peak_link_utilisation", "mean_link_utilisation", "links_used", "tight_links", "links_over_90pct",
-    "total_stall_s", "total_energy_kwh", "energy_weighted_price_usd_per_kwh", "idle_electricity_usd",
-    "total_electricity_incl_idle_usd", "per_job",
-    # P1's jobs not started at t0 (before: counted in jobs_blocked), jobs with a communication-bound hop
-    "jobs_not_started", "jobs_comm_bound",
-    # the P1 optimum over a heuristic's own started jobs (selection/placement split) and its decision time
-    "p1_own_set_cost_usd", "p1_own_set_status", "decision_s",
-]
-VOLATILE_COLUMNS = {"build_s", "solve_s", "wall_s", "peak_mem_mb", "versions", "git_commit", "decision_s"}
-DETERMINISTIC_COLUMNS = [c for c in COLUMNS if c not in VOLATILE_COLUMNS]
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    suite: str
-    family: str                      # instance family: paper | random | file
-    size: str                        # a label of the size (e.g. "6r-8j")
-    seed: int
-    method: str                      # e.g. sim:bace-pipe, p1:highs, p1-heur:lcf, p2:cpsat
-    instance_args: Mapping[str, Any] = field(default_factory=dict)
-    method_args: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def run_id(self) -> str:
-        blob = json.dumps({"suite": self.suite, "family": self.family, "size": self.size, "seed": self.seed,
-                           "method": self.method, "instance_args": dict(self.instance_args),
-                           "method_args": dict(self.method_args)}, sort_keys=True)
-        return hashlib.sha1(blob.encode()).hexdigest()[:16]
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["instance_args"] = dict(self.instance_args)
-        d["method_args"] = dict(self.method_args)
-        return d
 
 
 # ---------------------------------------------------------------------- results file

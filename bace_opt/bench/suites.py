@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .runner import RunSpec
+from .spec import RunSpec
 
 POLICIES = ["bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "fifo", "price-pack"]
 ABLATIONS = ["bace-pipe-no-priority", "bace-pipe-no-pathfinder", "bace-pipe-no-costmin"]
@@ -170,7 +170,7 @@ def _realistic(size: str) -> list[RunSpec]:
     return out
 
 
-# The optical layer and CBA (bace_opt.optical.bench): blocking versus load for every RSA policy on NSFNET;
+# The optical layer and CBA (bench.optical): blocking versus load for every RSA policy on NSFNET;
 # CBA against KSP-FF / SD-FF across models, schedules and micro-batch counts; the exact slot assignment's gap.
 OPTICAL_SIZES = {"small": dict(requests=5_000, loads=[100, 200], mbs=[16, 64], seeds=[1], iterations=5,
                                 backgrounds=[60], exact_iterations=3),

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from .compare import per_job_figures
-from .runner import RunSpec
+from .spec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,13 +89,13 @@ def run_method(inst, method: str, args: dict):
     kind, _, name = method.partition(":")
     args = dict(args)
     if kind == "sim":
-        from .. import simulate
+        from ..sim import simulate
         return simulate(inst, policy=name, **args)
     if kind in ("p1", "p1-nobw"):
-        from .. import solve
+        from ..exact import solve
         return solve(inst, problem="placement", solver=name, **args)
     if kind == "p2":
-        from .. import solve
+        from ..exact import solve
         return solve(inst, problem="schedule", solver=name, **args)
     if kind == "p1-heur":
         return p1_heuristic(inst, name, **args)
@@ -143,8 +143,8 @@ def execute(spec: RunSpec) -> dict:
            "options": json.dumps({"instance": dict(spec.instance_args), "method": dict(spec.method_args)},
                                  sort_keys=True)}
     try:
-        if spec.family == "optical":   # the optical layer and CBA: rows from bace_opt.optical.bench
-            from ..optical.bench import execute_optical
+        if spec.family == "optical":   # the optical layer and CBA: rows from bench.optical
+            from .optical import execute_optical
             row.update(execute_optical(spec))
             raise _Done
         inst = build_instance(spec)

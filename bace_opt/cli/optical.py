@@ -80,7 +80,7 @@ def add_parser(sub):
 # ---------------------------------------------------------------------- helpers
 
 def load_network(args):
-    from ..optical.network import REACH_TABLE, load_topology, nsfnet_path
+    from ..optical import REACH_TABLE, load_topology, nsfnet_path
     topo = args.topology
     if topo == "nsfnet":
         path = nsfnet_path(args.data)
@@ -110,7 +110,7 @@ def load_network(args):
     if getattr(args, "reach_table", False):
         kw["modulations"] = REACH_TABLE
     if kw:
-        from ..optical.network import network_from_dict
+        from ..optical import network_from_dict
         net = network_from_dict(net.replace(**kw).to_dict(), f"--topology {topo}").replace(name=net.name)
     return net
 
@@ -209,7 +209,7 @@ def run_cba(args) -> int:
 
 
 def run_exact(args) -> int:
-    from ..optical.bench import exact_gaps
+    from ..bench.optical import exact_gaps
     from ..solvers.base import SolveOptions
     if not args.time_limit > 0:
         raise InputError(f"--time-limit must be > 0, got {args.time_limit}")

@@ -1,7 +1,9 @@
 """The optical layer and CBA (issue 12): spectrum slots, routing and spectrum assignment, the dynamic blocking
 experiment, CBA on the pipeline-schedule layer, the exact slot assignment and the independent checker.
 
-    network.py   fibres, slots, modulation, candidate paths, validation of an instance's ``optical`` section
+    network.py   optical networks from topology files (NSFNET, Topology Zoo), a single link; the network
+                 itself (fibres, slots, modulation, candidate paths, validation of an instance's ``optical``
+                 section) is part of the instance model: bace_opt/instance/optical.py, exported here too
     spectrum.py  slot bitsets per link, first / last / best fit, lightpaths
     rsa.py       RSA policies (SP-FF, SD-FF, KSP-FF, KSP-LF, KSP-BF, KSP-MU)
     dynamic.py   Poisson / exponential dynamic simulation, blocking with its confidence interval, Erlang-B
@@ -11,11 +13,12 @@ experiment, CBA on the pipeline-schedule layer, the exact slot assignment and th
 
 Equations: models/optical.md.  Our readings: docs/decisions.md, section "Optical layer and CBA".
 """
+from ..instance.optical import (CBA_MODULATION, REACH_TABLE, Fibre, Modulation, OpticalNetwork, Path,
+                                network_from_dict, parse_optical)
 from .checker import LightpathRecord, check_lightpaths, record_of
 from .dynamic import (BlockingEstimate, DynamicOptions, RequestSizes, erlang_b, estimate, simulate_dynamic, sweep,
                       sweep_frame)
-from .network import (CBA_MODULATION, REACH_TABLE, Fibre, Modulation, OpticalNetwork, Path, load_topology,
-                      network_from_dict, nsfnet_path, parse_optical, single_link)
+from .network import load_topology, nsfnet_path, single_link
 from .rsa import RSA_POLICIES, get_rsa_policy
 from .spectrum import Lightpath, SpectrumGrid
 

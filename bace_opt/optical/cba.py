@@ -33,14 +33,14 @@ import logging
 import math
 import random
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from ..builders.profiles import MODELS, GPUS, ModelSpec, stage_time_s
 from ..errors import InputError
+from ..instance.optical import OpticalNetwork, Path
 from ..pipeline import PipelineModel, schedule_model
 from ..pipeline.model import Boundary
 from .checker import record_of
-from .network import OpticalNetwork, Path
 from .rsa import get_rsa_policy
 from .spectrum import Lightpath, SpectrumGrid, free_runs
 
@@ -239,26 +239,10 @@ def run_cba(network: OpticalNetwork, cfg: CbaConfig, record_batches: bool = Fals
     S, m = cfg.stages, cfg.microbatches
     bounds = tuple((k, mapping[k], mapping[k + 1]) for k in range(S - 1) if mapping[k] != mapping[k + 1])
     policy = get_rsa_policy(cfg.baseline)
-    metric, order = policy.paths or ("length", "length")
-    all_nodes = list(network.nodes)
-    bg_pairs = [(a, b) for a in all_nodes for b in all_nodes if a != b]
-    bg_cands = {}
-    for a, b in bg_pairs:
-        ps = network.candidate_paths(a, b, metric=metric, order=order)
-        if policy.max_paths:
-            ps = ps[:policy.max_paths]
-        bg_cands[(a, b)] = ps
     grid = SpectrumGrid(network)
     guard = network.guard_slots
-    pp_cands = []
-    for k, a, b in bounds:
-        ps = network.candidate_paths(a, b, metric=metric, order=order)
-        if not ps:
-            raise InputError(f"cba: datacentres {a!r} and {b!r} are not connected")
-        pp_cands.append(ps[:policy.max_paths] if policy.max_paths else ps)
-    # path lists with link ids, built once
-    bg_links = {key: [grid.links_of(p.nodes) for p in ps] for key, ps in bg_cands.items()}
-    pp_links = [[grid.links_of(p.nodes) for p in ps] for ps in pp_cands]
+    paths = _candidate_paths(network, policy, bounds, grid)
+    pp_cands, pp_links = paths.pp_cands, paths.pp_links
 
     sizes = [cfg.initial_slots] * len(bounds)
     cb = [False] * len(bounds)
@@ -268,41 +252,11 @@ def run_cba(network: OpticalNetwork, cfg: CbaConfig, record_batches: bool = Fals
     records: list[IterationRecord] = []
     run = CbaRun(cfg, mapping, bounds, records)
     for it in range(cfg.iterations):
-        # release background that left before t
-        keep = []
-        for end, ls, mask in active:
-            if end <= t:
-                for e in ls:
-                    grid.occ[e] &= ~mask
-            else:
-                keep.append((end, ls, mask))
-        active = keep
+        active = _release_background(grid, active, t)
         lp_records = []
         # 1. background bursts (same stream for every scheme)
-        r = random.Random(f"bace-opt/optical/cba/background/{cfg.seed}/{it}").random
-        bg_off = bg_blk = 0
-        span = cfg.bg_max - cfg.bg_min + 1
-        for _ in bounds:
-            if r() >= cfg.bg_prob:
-                continue
-            for q in range(cfg.bg_count):
-                a, b = bg_pairs[int(r() * len(bg_pairs))]
-                n = cfg.bg_min + min(int(r() * span), span - 1)
-                hold = -math.log(1.0 - r()) * cfg.bg_holding_s
-                links = bg_links[(a, b)]
-                bg_off += 1
-                c = policy.choose(grid, links, [n + guard] * len(links))
-                if c is None:
-                    bg_blk += 1
-                    continue
-                j, f = c
-                mask = ((1 << (n + guard)) - 1) << f
-                for e in links[j]:
-                    grid.occ[e] |= mask
-                active.append((t + hold, links[j], mask))
-                if record_batches:
-                    lp_records.append(record_of(Lightpath(("bg", it, len(lp_records)), bg_cands[(a, b)][j].nodes,
-                                                          f, n, guard), start_s=t, end_s=t + hold))
+        bg_off, bg_blk = _background_bursts(cfg, it, t, len(bounds), grid, policy, paths, active,
+                                            lp_records if record_batches else None)
         # 2. PP batch
         if cfg.cba and it > 0:
             for i in range(len(bounds)):
@@ -334,29 +288,7 @@ def run_cba(network: OpticalNetwork, cfg: CbaConfig, record_batches: bool = Fals
         accepted_weight = sum(weights[i] for i in placed)
         max_slot = max((f + w for _, f, w in placed.values()), default=0)
         # 2b. blocked requests wait for background departures (the queueing term)
-        waits = [0.0] * len(bounds)
-        if any(blocked):
-            active.sort(key=lambda x: x[0])
-            now = t                      # the wait clock: background leaves in order of its end time
-            for i in range(len(bounds)):
-                if not blocked[i]:
-                    continue
-                w = sizes[i] + guard
-                links = pp_links[i]
-                while True:
-                    c = policy.choose(grid, links, [w] * len(links)) if len(links) else None
-                    if c is not None or not active:
-                        break
-                    end, ls, mask = active.pop(0)
-                    for e in ls:
-                        grid.occ[e] &= ~mask
-                    now = max(now, end)
-                waits[i] = now - t
-                if c is None:
-                    raise InputError(f"cba: request over boundary {bounds[i][0]} cannot fit even on empty spectrum")
-                j, f = c
-                grid.allocate(links[j], f, w)
-                placed[i] = (j, f, w)
+        waits = _wait_for_background(grid, policy, pp_links, bounds, sizes, guard, blocked, placed, active, t)
         # 3. iteration time on the pipeline layer
         bnds = []
         for i, (k, a, b) in enumerate(bounds):
@@ -385,6 +317,113 @@ def run_cba(network: OpticalNetwork, cfg: CbaConfig, record_batches: bool = Fals
         blocked_prev = blocked
         t += T
     return run
+
+
+class _Paths(NamedTuple):
+    """Candidate paths of one run, with their link ids (built once): background between every node pair, PP
+    over every pipeline boundary."""
+    bg_pairs: list[tuple[str, str]]
+    bg_cands: dict[tuple[str, str], tuple[Path, ...]]
+    bg_links: dict[tuple[str, str], list]
+    pp_cands: list[tuple[Path, ...]]
+    pp_links: list[list]
+
+
+def _candidate_paths(network: OpticalNetwork, policy, bounds, grid: SpectrumGrid) -> _Paths:
+    """The policy's candidate paths (its metric and order, at most ``max_paths``) for background and PP."""
+    metric, order = policy.paths or ("length", "length")
+    all_nodes = list(network.nodes)
+    bg_pairs = [(a, b) for a in all_nodes for b in all_nodes if a != b]
+    bg_cands = {}
+    for a, b in bg_pairs:
+        ps = network.candidate_paths(a, b, metric=metric, order=order)
+        if policy.max_paths:
+            ps = ps[:policy.max_paths]
+        bg_cands[(a, b)] = ps
+    pp_cands = []
+    for k, a, b in bounds:
+        ps = network.candidate_paths(a, b, metric=metric, order=order)
+        if not ps:
+            raise InputError(f"cba: datacentres {a!r} and {b!r} are not connected")
+        pp_cands.append(ps[:policy.max_paths] if policy.max_paths else ps)
+    bg_links = {key: [grid.links_of(p.nodes) for p in ps] for key, ps in bg_cands.items()}
+    pp_links = [[grid.links_of(p.nodes) for p in ps] for ps in pp_cands]
+    return _Paths(bg_pairs, bg_cands, bg_links, pp_cands, pp_links)
+
+
+def _release_background(grid: SpectrumGrid, active: list, t: float) -> list:
+    """Free the background lightpaths that left before ``t``; the ones still active."""
+    keep = []
+    for end, ls, mask in active:
+        if end <= t:
+            for e in ls:
+                grid.occ[e] &= ~mask
+        else:
+            keep.append((end, ls, mask))
+    return keep
+
+
+def _background_bursts(cfg: CbaConfig, it: int, t: float, n_bounds: int, grid: SpectrumGrid, policy, paths: _Paths,
+                       active: list, lp_records: list | None) -> tuple[int, int]:
+    """Step 1 of an iteration: per boundary, with probability ``bg_prob``, a burst of ``bg_count`` background
+    requests (the same seeded stream for every scheme), admitted by the policy into ``active``; the lightpaths
+    are appended to ``lp_records`` unless it is None.  Returns (offered, blocked)."""
+    guard = grid.network.guard_slots
+    r = random.Random(f"bace-opt/optical/cba/background/{cfg.seed}/{it}").random
+    bg_off = bg_blk = 0
+    span = cfg.bg_max - cfg.bg_min + 1
+    for _ in range(n_bounds):
+        if r() >= cfg.bg_prob:
+            continue
+        for q in range(cfg.bg_count):
+            a, b = paths.bg_pairs[int(r() * len(paths.bg_pairs))]
+            n = cfg.bg_min + min(int(r() * span), span - 1)
+            hold = -math.log(1.0 - r()) * cfg.bg_holding_s
+            links = paths.bg_links[(a, b)]
+            bg_off += 1
+            c = policy.choose(grid, links, [n + guard] * len(links))
+            if c is None:
+                bg_blk += 1
+                continue
+            j, f = c
+            mask = ((1 << (n + guard)) - 1) << f
+            for e in links[j]:
+                grid.occ[e] |= mask
+            active.append((t + hold, links[j], mask))
+            if lp_records is not None:
+                lp_records.append(record_of(Lightpath(("bg", it, len(lp_records)), paths.bg_cands[(a, b)][j].nodes,
+                                                      f, n, guard), start_s=t, end_s=t + hold))
+    return bg_off, bg_blk
+
+
+def _wait_for_background(grid: SpectrumGrid, policy, pp_links, bounds, sizes, guard: int, blocked, placed: dict,
+                         active: list, t: float) -> list[float]:
+    """Step 2b: each blocked PP request waits for background departures (in order of their end times) until
+    it fits, then is placed; its wait (s) is the queueing term of the iteration."""
+    waits = [0.0] * len(bounds)
+    if any(blocked):
+        active.sort(key=lambda x: x[0])
+        now = t                      # the wait clock: background leaves in order of its end time
+        for i in range(len(bounds)):
+            if not blocked[i]:
+                continue
+            w = sizes[i] + guard
+            links = pp_links[i]
+            while True:
+                c = policy.choose(grid, links, [w] * len(links)) if len(links) else None
+                if c is not None or not active:
+                    break
+                end, ls, mask = active.pop(0)
+                for e in ls:
+                    grid.occ[e] &= ~mask
+                now = max(now, end)
+            waits[i] = now - t
+            if c is None:
+                raise InputError(f"cba: request over boundary {bounds[i][0]} cannot fit even on empty spectrum")
+            j, f = c
+            grid.allocate(links[j], f, w)
+            placed[i] = (j, f, w)
+    return waits
 
 
 def label_cb(model: PipelineModel, ops, label_fill: bool = False, tol_s: float = 1e-9) -> dict[int, bool]:

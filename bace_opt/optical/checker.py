@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from .network import OpticalNetwork
+from ..instance.optical import OpticalNetwork
 
 
 @dataclass(frozen=True)

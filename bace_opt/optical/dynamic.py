@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from ..errors import InputError
-from .network import OpticalNetwork
+from ..instance.optical import OpticalNetwork
 from .rsa import RsaPolicy, get_rsa_policy
 from .spectrum import Lightpath, SpectrumGrid
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from ..errors import InputError
+from ..instance.optical import OpticalNetwork, Path
 from ..solvers.base import SolveOptions, Termination, relative_gap
-from .network import OpticalNetwork, Path
 from .spectrum import Lightpath, SpectrumGrid, fit_starts
 
 log = logging.getLogger(__name__)

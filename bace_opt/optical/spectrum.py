@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .network import OpticalNetwork, Path
+from ..instance.optical import OpticalNetwork, Path
 
 
 def fit_starts(free: int, n: int) -> int:

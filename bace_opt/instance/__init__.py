@@ -7,6 +7,9 @@ whole input and report *every* problem at once with its place (``jobs[3].stage_t
 Derived views are built once per instance and cached: name indexes, the networkx topology, k-shortest
 routes between two regions with latency and bottleneck bandwidth, per-region speed factors and per-job
 reference demands.  Units follow ../shared/spec/system-model.md: s, ms (one way), Gbit/s, MB, W, USD/kWh.
+
+The optional ``optical`` section (fibres, slots, modulation, candidate paths) is modelled and validated in
+``optical.py`` of this package; the instance model imports nothing above ``_check``, ``errors`` and ``files``.
 """
 from __future__ import annotations
 
@@ -22,8 +25,10 @@ from typing import Any, Mapping
 import networkx as nx
 import logging
 
-from . import _check as C
-from .errors import InputError
+from .. import _check as C
+from ..errors import InputError
+from ..files import atomic_write
+from .optical import OpticalNetwork, parse_optical
 
 SCHEMA = "bace-opt/instance/v1"
 log = logging.getLogger(__name__)
@@ -145,7 +150,7 @@ class Instance:
     jobs: tuple[Job, ...]
     objective: Objective = Objective()
     meta: Mapping[str, Any] = field(default_factory=dict)
-    optical: Any = None             # optional optical layer: bace_opt.optical.OpticalNetwork (see _parse_optical)
+    optical: OpticalNetwork | None = None   # optional optical layer (instance/optical.py)
 
     def __post_init__(self):
         # Accept lists/dicts from code; store immutable containers.  Validate like a file would be.
@@ -202,7 +207,6 @@ class Instance:
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
     def save(self, path) -> None:
-        from .files import atomic_write
         atomic_write(path, self.to_json())
 
     def validated(self) -> "Instance":
@@ -354,6 +358,7 @@ def negative_price_regions(inst: Instance) -> list[str]:
 
 
 def _parse(data: Any, source: str | None) -> Instance:
+    """Every section in turn (each problem recorded with its place), then the whole-instance checks."""
     p = C.Problems()
     top = C.obj(p, "", data, {"schema", "name", "gpu_types", "reference_gpu", "regions", "links", "jobs"},
                 {"meta", "objective", "optical"})
@@ -367,10 +372,33 @@ def _parse(data: Any, source: str | None) -> Instance:
         p.add("meta", "must be an object")
         meta = {}
     C.finite_tree(p, "meta", meta)
-
-    # GPU types
-    gpu_types: dict[str, GpuType] = {}
     gt = top.get("gpu_types", C.MISSING)
+    gpu_types = _parse_gpu_types(p, gt)
+    ref = C.string(p, "reference_gpu", top.get("reference_gpu", C.MISSING), default=None)
+    if ref is not None and isinstance(gt, dict) and ref not in gt:
+        p.add("reference_gpu", f"unknown GPU type {ref!r} (known: {', '.join(sorted(gt))})")
+    regions, rnames = _parse_regions(p, top.get("regions", C.MISSING), gt)
+    links = _parse_links(p, top.get("links", C.MISSING), rnames)
+    raw_jobs = top.get("jobs", C.MISSING)
+    jobs = _parse_jobs(p, raw_jobs)
+    objective = _parse_objective(p, top)
+
+    # Whole-instance checks (only meaningful when the parts parsed)
+    if regions and not p:
+        _check_topology(p, regions, links)
+        _check_jobs_fit(p, gpu_types, regions, raw_jobs, jobs)
+    # the optional optical section (optical.py, models/optical.md section 1): every problem with its field path,
+    # including region pairs with GPUs that no fibre path within a modulation's reach joins
+    optical = (parse_optical(p, "optical", top["optical"], region_names=sorted(rnames),
+                             compute_regions=[r.name for r in regions if r.gpus > 0]) if "optical" in top else None)
+    p.raise_if_any(source)
+    return Instance(name=name, gpu_types=gpu_types, reference_gpu=ref, regions=tuple(regions), links=tuple(links),
+                    jobs=tuple(jobs), objective=objective, meta=meta, optical=optical)
+
+
+def _parse_gpu_types(p: C.Problems, gt: Any) -> dict[str, GpuType]:
+    """The ``gpu_types`` section: name -> figures (``idle_power_w`` optional)."""
+    gpu_types: dict[str, GpuType] = {}
     if gt is not C.MISSING:
         if not isinstance(gt, dict) or not gt:
             p.add("gpu_types", "must be a non-empty object mapping a GPU type name to its figures")
@@ -392,14 +420,13 @@ def _parse(data: Any, source: str | None) -> Instance:
                         idle = None
                 if None not in (tf, mem, pw) and (idle is not None or "idle_power_w" not in spec):
                     gpu_types[gname] = GpuType(gname, tf, mem, pw, idle)
-    ref = C.string(p, "reference_gpu", top.get("reference_gpu", C.MISSING), default=None)
-    if ref is not None and isinstance(gt, dict) and ref not in gt:
-        p.add("reference_gpu", f"unknown GPU type {ref!r} (known: {', '.join(sorted(gt))})")
+    return gpu_types
 
-    # Regions
+
+def _parse_regions(p: C.Problems, raw_regions: Any, gt: Any) -> tuple[list[Region], set[str]]:
+    """The ``regions`` section (GPU types checked against ``gt``, the raw ``gpu_types``); also the names seen."""
     regions: list[Region] = []
     rnames: set[str] = set()
-    raw_regions = top.get("regions", C.MISSING)
     if raw_regions is not C.MISSING and C.array(p, "regions", raw_regions, nonempty=True) is not None:
         for i, r in enumerate(raw_regions):
             w = f"regions[{i}]"
@@ -422,11 +449,13 @@ def _parse(data: Any, source: str | None) -> Instance:
                 series = _parse_series(p, w + ".price_series", r["price_series"])
             if None not in (rn, gtype, gpus, price, pue):
                 regions.append(Region(rn, gtype, gpus, price, pue, series))
+    return regions, rnames
 
-    # Links
+
+def _parse_links(p: C.Problems, raw_links: Any, rnames: set[str]) -> list[Link]:
+    """The ``links`` section: ends among the region names, at most one link per pair."""
     links: list[Link] = []
     seen_pairs: dict[frozenset, int] = {}
-    raw_links = top.get("links", C.MISSING)
     if raw_links is not C.MISSING and C.array(p, "links", raw_links) is not None:
         for i, l in enumerate(raw_links):
             w = f"links[{i}]"
@@ -452,11 +481,13 @@ def _parse(data: Any, source: str | None) -> Instance:
                        le=MAX_EGRESS_USD_PER_GB, default=0.0)
             if None not in (a, b, bw, lat, eg) and a != b:
                 links.append(Link(a, b, bw, lat, eg))
+    return links
 
-    # Jobs
+
+def _parse_jobs(p: C.Problems, raw_jobs: Any) -> list[Job]:
+    """The ``jobs`` section: unique names, every figure within its bounds."""
     jobs: list[Job] = []
     jnames: set[str] = set()
-    raw_jobs = top.get("jobs", C.MISSING)
     if raw_jobs is not C.MISSING and C.array(p, "jobs", raw_jobs) is not None:
         for i, j in enumerate(raw_jobs):
             w = f"jobs[{i}]"
@@ -488,22 +519,18 @@ def _parse(data: Any, source: str | None) -> Instance:
             mem = C.num(p, w + ".memory_gb", j.get("memory_gb", C.MISSING), gt=0, le=MAX_MEMORY_GB, default=None)
             if None not in vals.values():
                 jobs.append(Job(**vals, model=model, memory_gb=mem))
+    return jobs
 
+
+def _parse_objective(p: C.Problems, top: dict) -> Objective:
+    """The optional ``objective`` section (whether egress counts in the cost)."""
     objective = Objective()
     if "objective" in top:
         o = C.obj(p, "objective", top["objective"], set(), {"egress"})
         if o is not None:
             eg = C.boolean(p, "objective.egress", o.get("egress", C.MISSING), default=False)
             objective = Objective(egress=bool(eg))
-
-    # Whole-instance checks (only meaningful when the parts parsed)
-    if regions and not p:
-        _check_topology(p, regions, links)
-        _check_jobs_fit(p, gpu_types, regions, raw_jobs, jobs)
-    optical = _parse_optical(p, top, regions, rnames)
-    p.raise_if_any(source)
-    return Instance(name=name, gpu_types=gpu_types, reference_gpu=ref, regions=tuple(regions), links=tuple(links),
-                    jobs=tuple(jobs), objective=objective, meta=meta, optical=optical)
+    return objective
 
 
 def _parse_series(p: C.Problems, w: str, s: Any) -> PriceSeries | None:
@@ -567,16 +594,3 @@ def _check_jobs_fit(p: C.Problems, gpu_types: dict, regions: list[Region], raw_j
                 p.add(w + ".memory_gb", f"needs {j.memory_gb:g} GB per GPU; no region's GPU type has that much")
             elif cap < j.gpus:
                 p.add(w, f"job {j.name!r} needs {j.gpus} GPUs with >= {j.memory_gb:g} GB, only {cap} exist")
-
-
-# ---------------------------------------------------------------------- optical layer (issue 12)
-
-def _parse_optical(p: C.Problems, top: dict, regions: list[Region], rnames: set[str]):
-    """The optional ``optical`` section (bace_opt.optical.network, models/optical.md section 1): fibres between
-    regions with lengths, slots per link, guard slots, k paths, modulation; every problem with its field path,
-    including region pairs with GPUs that no fibre path (within a modulation's reach) joins."""
-    if "optical" not in top:
-        return None
-    from .optical.network import parse_optical
-    compute = [r.name for r in regions if r.gpus > 0]
-    return parse_optical(p, "optical", top["optical"], region_names=sorted(rnames), compute_regions=compute)

@@ -1,5 +1,5 @@
-"""The ``optical`` bench suite's runs and report (bench/suites.py registers the specs, bench/tasks.py calls
-``execute_optical`` for every spec of family ``optical``).
+"""The ``optical`` bench suite's runs and report (suites.py registers the specs, tasks.py calls
+``execute_optical`` for every spec of family ``optical``, report.py calls ``optical_report``).
 
 Methods (``RunSpec.method``):
     optical-sweep:<rsa policy>        blocking at one load (instance_args: topology options, load, sizes, requests);
@@ -17,13 +17,14 @@ import json
 import math
 from dataclasses import replace
 
+from ..optical.cba import CbaConfig, run_cba
+from ..optical.checker import check_lightpaths, record_of
+from ..optical.dynamic import DynamicOptions, RequestSizes, estimate
+from ..optical.exact import BatchRequest, solve_slot_assignment
+from ..optical.network import load_topology, nsfnet_path
+from ..optical.spectrum import SpectrumGrid
 from ..solvers.base import SolveOptions
-from .cba import CbaConfig, run_cba
-from .checker import check_lightpaths, record_of
-from .dynamic import DynamicOptions, RequestSizes, estimate
-from .exact import BatchRequest, solve_slot_assignment
-from .network import load_topology, nsfnet_path
-from .spectrum import SpectrumGrid
+from .markdown import md
 
 # The paper's figures (sources.md 3.3), for the report.
 PAPER = {"main_case": "Llama 3 8B, GPipe, 64 micro-batches: iteration time -14.35 % (KSP-FF), -15.34 % (SD-FF); "
@@ -133,7 +134,6 @@ def paper_comparison(t) -> str:
     and models (iteration time, bubble ratio, PP blocking; positive = CBA lower), per schedule and background,
     and the main case (Llama 3 8B, GPipe, 64 micro-batches)."""
     import pandas as pd
-    from ..bench.report import _md
     t = t.copy()
     t["iter_red"] = -t["iter Δ%"]
     t["bubble_red"] = 100 * (1 - t["bubble +CBA"] / t["bubble"])
@@ -159,13 +159,12 @@ def paper_comparison(t) -> str:
                      f"{r['block']:.3f} -> {r['block +CBA']:.3f}")
     return ("CBA's largest reductions over models and micro-batch counts, beside the paper's (JOCN, sources.md "
             "3.3; the paper does not say whether its bubble figure is relative or in points; negative blocking "
-            "reduction = CBA raises blocking):\n\n" + _md(pd.DataFrame(rows), ".4g") + "\n\n" + "\n".join(lines))
+            "reduction = CBA raises blocking):\n\n" + md(pd.DataFrame(rows), ".4g") + "\n\n" + "\n".join(lines))
 
 
 def optical_report(df, plots_dir=None) -> str:
     """Markdown: blocking versus load per policy; CBA against its baselines; the exact slot assignment's gap."""
     import pandas as pd
-    from ..bench.report import _md
     out = []
     ok = df[df["status"] == "done"]
     sw = ok[ok["method"].str.startswith("optical-sweep:")]
@@ -174,7 +173,7 @@ def optical_report(df, plots_dir=None) -> str:
         t = x.pivot_table(index="load_erlang", columns="policy", values="blocking", aggfunc="first")
         hw = x.pivot_table(index="load_erlang", columns="policy", values="half_width", aggfunc="first")
         cell = t.map(lambda v: f"{v:.4f}") + " ± " + hw.map(lambda v: f"{v:.4f}")
-        out.append("Blocking probability versus load (95 % interval over seeds):\n\n" + _md(cell))
+        out.append("Blocking probability versus load (95 % interval over seeds):\n\n" + md(cell))
         wall = x.groupby("policy")["wall_s"].max()
         out.append("Slowest load point per policy (s, all seeds): " +
                    ", ".join(f"{p} {w:.1f}" for p, w in wall.items()))
@@ -200,7 +199,7 @@ def optical_report(df, plots_dir=None) -> str:
         t = pd.DataFrame(rows)
         out.append(paper_comparison(t))
         out.append(f"CBA against its baselines (mean over seeds {sorted(set(cb['seed']))}):\n\n" +
-                   _md(t, ".4g"))
+                   md(t, ".4g"))
     ex = ok[ok["method"].str.startswith("optical-exact:")]
     if len(ex):
         x = _extra(ex)
@@ -211,5 +210,5 @@ def optical_report(df, plots_dir=None) -> str:
         cols = ["background", "workload", "schedule", "policy", "solver", "iterations", "proven", "iterations_with_gap", "mean_gap",
                 "max_gap", "heuristic_weight", "optimal_weight", "heuristic_max_slot", "optimal_max_slot", "solve_s"]
         out.append("Exact slot assignment per iteration (gap = (bound - heuristic) / bound of CB-weighted "
-                   "accepted requests):\n\n" + _md(x[cols], ".4g"))
+                   "accepted requests):\n\n" + md(x[cols], ".4g"))
     return "\n\n".join(out) if out else "(no optical rows)"
