@@ -30,7 +30,8 @@ import pandas as pd
 from bace_opt.adversary.gap import heuristic_epoch, p1_cost
 from bace_opt.adversary.search import AdversaryConfig
 from bace_opt.adversary.space import make_space
-from bace_opt.bench.report import _md, load
+from bace_opt.bench.markdown import md
+from bace_opt.bench.report import load
 from bace_opt.bench.runner import RunSpec
 from bace_opt.bench.tasks import build_instance
 from bace_opt.files import atomic_write
@@ -101,7 +102,7 @@ def main(argv=None) -> int:
             f"{tuple(round(x, 1) for x in load1)} on 2 cores: decision times are inflated by that load; compare "
             f"policies within this table. Decision time = least of {args.reps} repetitions, wall clock "
             f"(decision_ms) and CPU time of the process (decision_cpu_ms, less sensitive to the load).\n\n"
-            + _md(t) + "\n")
+            + md(t) + "\n")
     print(text)
     if not args.no_write:
         atomic_write(RES / "price-pack.csv", df.to_csv(index=False))
