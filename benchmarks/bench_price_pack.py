@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bace_opt.adversary.gap import heuristic_epoch, p1_cost
+from bace_opt.gaps.decompose import heuristic_epoch, p1_cost
 from bace_opt.adversary.search import AdversaryConfig
 from bace_opt.adversary.space import make_space
 from bace_opt.bench.markdown import md

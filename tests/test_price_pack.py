@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import bace_opt as bo
 from bace_opt import formulas as F
 from bace_opt.adversary import heuristic_epoch, solve_p1
-from bace_opt.adversary.gap import p1_cost
+from bace_opt.gaps.decompose import p1_cost
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.evaluate import evaluate
 from bace_opt.instance import GpuType, Instance, Job, Link, Region

@@ -98,7 +98,7 @@ class AdversaryConfig:
 
 def evaluate_candidate(config: AdversaryConfig, trial: int, params: Mapping[str, Any]) -> dict:
     """Build, run the policy, solve P1 exactly; one record (never raises)."""
-    from .gap import decompose
+    from ..gaps.decompose import decompose
     t = time.perf_counter()
     rec: dict[str, Any] = {"trial": trial, "params": dict(params)}
     try:

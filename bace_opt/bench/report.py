@@ -93,7 +93,7 @@ def p1_gaps(df: pd.DataFrame) -> pd.DataFrame:
         opt = e["p1_cost_usd"]
         gap = (r["p1_cost_usd"] - opt) / opt * 100 if same and opt > 0 else float("nan")
         stall = r.get("total_stall_s")
-        # selection / placement split (bace_opt.adversary.gap): the P1 optimum over the heuristic's own started
+        # selection / placement split (bace_opt.gaps.decompose): the P1 optimum over the heuristic's own started
         # jobs, counted only where that restricted solve is proven optimal
         own = r.get("p1_own_set_cost_usd", float("nan")) if r.get("p1_own_set_status") == "optimal" else float("nan")
         sel = (own / opt - 1) * 100 if same and opt > 0 else float("nan")

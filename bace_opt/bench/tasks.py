@@ -8,7 +8,7 @@ Methods (``RunSpec.method``), each priced by ``bace_opt.evaluate`` alone:
     p1-heur:<policy>   one decision epoch of a policy at P1's decision time, all resources free: the
                        heuristic counterpart of P1, for optimality gaps; also P1 solved over the jobs the
                        policy started (``p1_own_set_cost_usd``, ``p1_own_set_status``), which splits the gap
-                       into selection and placement (``bace_opt.adversary.gap``; method_args
+                       into selection and placement (``bace_opt.gaps.decompose``; method_args
                        ``own_set_time_limit``, default 60 s, 0 skips it) and the decision time ``decision_s``
     p2:<solver>        P2 offline schedule solved exactly (cpsat, highs)
 Instance families (``RunSpec.family``): paper, random, file (instance_args: path).
@@ -57,8 +57,8 @@ def _build(family: str, seed: int, a: dict):
 
 def p1_heuristic(inst, policy: str, **options):
     """One decision of ``policy`` at P1's decision time t0 (the latest arrival), every resource free; the
-    jobs it does not start are ``not_started``.  Returns a priced Schedule (``adversary.gap.heuristic_epoch``)."""
-    from ..adversary.gap import heuristic_epoch
+    jobs it does not start are ``not_started``.  Returns a priced Schedule (``gaps.decompose.heuristic_epoch``)."""
+    from ..gaps.decompose import heuristic_epoch
     return heuristic_epoch(inst, policy, **options)
 
 
@@ -175,7 +175,7 @@ def execute(spec: RunSpec) -> dict:
                 row["decision_s"] = sched.meta.get("decision_s")
                 if own_tl:
                     # the P1 optimum over the heuristic's own started jobs: the selection/placement split
-                    from ..adversary.gap import own_set_optimum
+                    from ..gaps.decompose import own_set_optimum
                     own = own_set_optimum(inst, sched, t0, time_limit_s=float(own_tl))
                     if own is not None:
                         row.update(p1_own_set_cost_usd=own.cost_usd, p1_own_set_status=own.status)

@@ -37,15 +37,16 @@ from ..schedule import JobPlan, Schedule
 log = logging.getLogger(__name__)
 
 
-def heuristic_epoch(inst: Instance, policy: str, **options: Any) -> Schedule:
-    """One decision of ``policy`` at P1's decision time t0 (the latest arrival), every resource free; the jobs
-    it does not start are ``not_started``.  A priced Schedule; ``meta`` holds t0 and the decision's wall and
-    CPU time (``decision_s``, ``decision_cpu_s``; CPU time is less sensitive to the load of a shared machine)."""
+def heuristic_epoch(inst: Instance, policy: Any, **options: Any) -> Schedule:
+    """One decision of ``policy`` (a registered name, with ``options``, or a policy object) at P1's decision time
+    t0 (the latest arrival), every resource free; the jobs it does not start are ``not_started``.  A priced
+    Schedule; ``meta`` holds t0 and the decision's wall and CPU time (``decision_s``, ``decision_cpu_s``; CPU time
+    is less sensitive to the load of a shared machine)."""
     from ..evaluate import make_schedule
     from ..policies import get_policy
     from ..policies.base import ClusterState
     t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
-    pol = get_policy(policy, **options)
+    pol = get_policy(policy, **options) if isinstance(policy, str) else policy
     queue = [j for j in inst.jobs if j.arrival_s <= t0]
     state = ClusterState.empty(inst, t0)
     t, c = time.perf_counter(), time.process_time()
@@ -53,7 +54,7 @@ def heuristic_epoch(inst: Instance, policy: str, **options: Any) -> Schedule:
     decision_s, decision_cpu_s = time.perf_counter() - t, time.process_time() - c
     started = {p.name for p in plans}
     plans += [JobPlan(j.name, "not_started") for j in inst.jobs if j.name not in started]
-    return make_schedule(inst, plans, method=f"p1-heur:{policy}",
+    return make_schedule(inst, plans, method=f"p1-heur:{pol.name}",
                          meta={"t0_s": t0, "decision_s": decision_s, "decision_cpu_s": decision_cpu_s})
 
 
@@ -159,7 +160,7 @@ def own_set_optimum(inst: Instance, heuristic: Schedule, t0: float, time_limit_s
     return s
 
 
-def decompose(inst: Instance, policy: str, time_limit_s: float = 30.0, solver: str = "highs",
+def decompose(inst: Instance, policy: Any, time_limit_s: float = 30.0, solver: str = "highs",
               policy_options: Mapping[str, Any] | None = None, optimum: Solve | None = None,
               heuristic: Schedule | None = None) -> GapDecomposition:
     """The heuristic ``policy``'s P1 gap on ``inst`` and its selection/placement split, each exact solve with
@@ -181,5 +182,6 @@ def decompose(inst: Instance, policy: str, time_limit_s: float = 30.0, solver: s
         cost_gap, sel, place = split_gap(h_cost, own.cost_usd if own and own.proven else None, optimum.cost_usd)
         if h_jobs == 0:
             cost_gap = sel = place = 0.0
-    return GapDecomposition(policy, t0, h_jobs, h_cost, float(h.meta.get("decision_s", float("nan"))), optimum,
+    name = policy if isinstance(policy, str) else policy.name
+    return GapDecomposition(name, t0, h_jobs, h_cost, float(h.meta.get("decision_s", float("nan"))), optimum,
                             own, same, lost, cost_gap, sel, place)

@@ -1,0 +1,65 @@
+"""``bace-opt gap INSTANCE --policy P [--policy Q ...] [--online] [--json] [-o OUT]``: how far each policy is from
+optimal (``bace_opt.gaps.gap``).
+
+Prints, per policy, the jobs it starts at P1's decision epoch against the proven optimum, its cost gap with the
+selection and placement parts, and the optimum with its status and bound; with ``--online``, its whole-run mean
+JCT and cost against the certified P2 figures.  ``-o`` writes the same as ``--json`` prints, to a file.
+"""
+from __future__ import annotations
+
+import json
+import logging
+
+from ..files import atomic_write, check_output
+from ..instance import load_instance
+from ._args import check_range, finite_float
+from .simulate import _parse_options
+
+log = logging.getLogger("bace_opt.cli.gap")
+
+
+def add_parser(sub):
+    p = sub.add_parser("gap", help="how far a policy is from optimal (proven P1 gap; --online: P2 bracket)",
+                       description="How far each policy is from optimal on INSTANCE, against proven figures "
+                                   "only: the jobs it starts at P1's decision epoch, its cost gap to the proven "
+                                   "optimum split into selection (which jobs) and placement (where they run); "
+                                   "with --online, its whole-run mean JCT and cost against the certified P2 "
+                                   "lower bounds (docs/policies.md for a policy of your own).")
+    p.add_argument("instance", help="instance JSON file")
+    p.add_argument("--policy", action="append", default=None, metavar="P",
+                   help="a registered policy (bace-opt policies lists them), package.module:Class, or "
+                        "path/to/file.py:Class; repeatable (default bace-pipe)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="policy option for every --policy, repeatable")
+    p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S",
+                   help="time limit of each exact P1 solve, s (default 60)")
+    p.add_argument("--solver", default="highs", choices=("highs", "cpsat", "scip", "mathopt-highs"),
+                   help="P1 back end (default highs)")
+    p.add_argument("--online", action="store_true",
+                   help="also simulate each policy over the whole run and place its mean JCT and cost against "
+                        "the certified P2 lower bounds")
+    p.add_argument("--online-time-limit", type=finite_float, default=120.0, metavar="S",
+                   help="time for the P2 figures with --online, s (default 120)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
+    p.add_argument("-o", "--output", metavar="OUT", help="also write the JSON here")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..gaps import gap
+    check_range("--time-limit", args.time_limit, gt=0)
+    check_range("--online-time-limit", args.online_time_limit, gt=0)
+    if args.output:
+        check_output(args.output, suffixes=(".json",), inputs=(args.instance,))
+    inst = load_instance(args.instance)
+    policies = args.policy or ["bace-pipe"]
+    log.info("loaded %s: %d regions, %d jobs; gap of %s", inst.name, len(inst.regions), len(inst.jobs),
+             ", ".join(policies))
+    report = gap(inst, policies, time_limit=args.time_limit, solver=args.solver, online=args.online,
+                 online_time_limit=args.online_time_limit, policy_options=_parse_options(args.option))
+    d = report.to_dict()
+    if args.output:
+        atomic_write(args.output, json.dumps(d, indent=1) + "\n")
+        log.info("wrote %s", args.output)
+    print(json.dumps(d, indent=1) if args.json else report.summary())
+    return 0 if report.optimum.proven else 1

@@ -1,0 +1,299 @@
+"""``gap(inst, policy)``: how far each policy is from optimal, against proven figures only.
+
+For every policy, at P1's decision epoch (t0 = the latest arrival, every resource free; ``decompose``):
+
+* jobs started against the proven optimum's count (P1 ranks admissions first: a policy that starts fewer jobs
+  has no cost gap, it lost admissions);
+* the cost gap H / C* - 1 and its two factors, selection (C_S / C* - 1, which jobs) and placement
+  (H / C_S - 1, where they run), 1 + cost = (1 + selection)(1 + placement);
+* the optimum with its status and proven bound.  An optimum that is not proven gives no gap (a gap is measured
+  against a proven figure, never against an incumbent a better placement could beat); its bound still caps it.
+
+With ``online=True``, the whole run as the simulator plays it (queue mode), against P2 (models/schedule.md):
+
+* mean JCT against the certified P2 bracket for mean JCT (mu = 0): the lower bound L (the larger of the pool
+  and slotted relaxations, valid for the continuous-time problem) and the best schedule found U; the policy's
+  mean JCT J is at most J / L - 1 above the optimum (certified) and at least J / U - 1 (when positive);
+* cost (electricity, plus egress where the instance's objective counts it) against a certified lower bound:
+  every job at its cheapest possible rate (the fewest GPUs at the lowest price of its eligible regions, for its
+  shortest run time; ``exact.schedule_relax.job_modes``), so the policy's cost C is at most C / L_cost - 1 above
+  the cost of any schedule that runs every job.
+A policy that leaves jobs unfinished gets no online distance (an average over fewer jobs is not comparable).
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping, Sequence
+
+from .._format import pct, short
+from ..errors import InputError
+from ..instance import Instance
+from .decompose import GapDecomposition, Solve, decompose, heuristic_epoch, solve_p1
+
+log = logging.getLogger(__name__)
+
+#: P2's bracket is attempted only up to this many jobs (above it the restricted P2 refuses to build and only the
+#: pool relaxation's bound is computed)
+ONLINE_MAX_JOBS = 40
+
+
+@dataclass(frozen=True)
+class OnlineGap:
+    """A policy's whole run against the certified P2 figures (see the module doc)."""
+    jobs: int
+    jobs_done: int
+    mean_jct_s: float | None
+    cost_usd: float
+    jct_lower_bound_s: float | None
+    jct_best_s: float | None
+    cost_lower_bound_usd: float | None
+
+    @property
+    def complete(self) -> bool:
+        return self.jobs_done == self.jobs
+
+    @property
+    def jct_gap_at_most(self) -> float | None:
+        """Certified: the policy's mean JCT is at most this far above the optimum (fraction)."""
+        if not self.complete or self.mean_jct_s is None or not self.jct_lower_bound_s:
+            return None
+        return self.mean_jct_s / self.jct_lower_bound_s - 1.0
+
+    @property
+    def jct_gap_at_least(self) -> float | None:
+        """At least this far above the optimum (against the best schedule found; 0 when the policy beats it)."""
+        if not self.complete or self.mean_jct_s is None or not self.jct_best_s:
+            return None
+        return max(0.0, self.mean_jct_s / self.jct_best_s - 1.0)
+
+    @property
+    def cost_gap_at_most(self) -> float | None:
+        if not self.complete or not self.cost_lower_bound_usd:
+            return None
+        return self.cost_usd / self.cost_lower_bound_usd - 1.0
+
+
+@dataclass(frozen=True)
+class PolicyGap:
+    policy: str
+    p1: GapDecomposition
+    online: OnlineGap | None = None
+
+
+@dataclass
+class GapReport:
+    """What ``gap`` returns: the instance, the proven P1 optimum, one ``PolicyGap`` per policy and, online, the
+    P2 figures they were measured against (``bracket``)."""
+    instance: str
+    jobs: int
+    t0_s: float
+    optimum: Solve
+    policies: list[PolicyGap]
+    bracket: dict | None = None
+    wall_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def __getitem__(self, policy: str) -> PolicyGap:
+        for p in self.policies:
+            if p.policy == policy:
+                return p
+        raise KeyError(policy)
+
+    def to_dict(self) -> dict:
+        return {"instance": self.instance, "jobs": self.jobs, "t0_s": self.t0_s, "optimum": asdict(self.optimum),
+                "optimum_proven": self.optimum.proven,
+                "policies": [_policy_dict(p) for p in self.policies], "bracket": self.bracket,
+                "wall_s": self.wall_s, "notes": list(self.notes)}
+
+    def to_frame(self):
+        """One row per policy (pandas DataFrame)."""
+        import pandas as pd
+        rows = []
+        for p in self.policies:
+            d = _policy_dict(p)
+            row = {k: v for k, v in d.items() if k not in ("own_set", "online")}
+            for k, v in (d.get("online") or {}).items():
+                row[f"online_{k}"] = v
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("policy")
+
+    def summary(self) -> str:
+        return "\n".join(_summary_lines(self))
+
+
+def _policy_dict(p: PolicyGap) -> dict:
+    g = p.p1
+    d = {"policy": p.policy, "jobs_started": g.heuristic_jobs, "optimum_jobs": g.optimum.jobs,
+         "admissions_lost": g.admissions_lost, "cost_usd": g.heuristic_cost_usd,
+         "optimum_cost_usd": g.optimum.cost_usd, "cost_gap": g.cost_gap, "selection_gap": g.selection_gap,
+         "placement_gap": g.placement_gap, "gap_proven": g.proven, "split_proven": g.split_proven,
+         "decision_s": g.decision_s, "own_set": None if g.own_set is None else asdict(g.own_set)}
+    if p.online is not None:
+        o = p.online
+        d["online"] = dict(asdict(o), complete=o.complete, jct_gap_at_most=o.jct_gap_at_most,
+                           jct_gap_at_least=o.jct_gap_at_least, cost_gap_at_most=o.cost_gap_at_most)
+    return d
+
+
+def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, solver: str = "highs",
+        online: bool = False, online_time_limit: float = 120.0, policy_options: Mapping[str, Any] | None = None,
+        threads: int | None = None) -> GapReport:
+    """How far each policy is from optimal on ``inst`` (module doc).  ``policy``: a registered name, a
+    ``package.module:Class`` spec, a policy object, or a list of them (``policy_options`` apply to names and
+    specs).  ``time_limit``: each exact P1 solve's limit (s); ``online_time_limit``: P2's bracket (s)."""
+    specs = list(policy) if isinstance(policy, (list, tuple)) else [policy]
+    if not specs:
+        raise InputError("gap: give at least one policy")
+    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
+        raise InputError(f"time_limit: must be > 0 seconds, got {time_limit!r}")
+    t_start = time.perf_counter()
+    pols = [_policy(s, dict(policy_options or {})) for s in specs]
+    names = [p.name for p in pols]
+    if len(set(names)) != len(names):
+        raise InputError(f"gap: policies named twice: {', '.join(sorted({n for n in names if names.count(n) > 1}))}")
+    t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
+    opt, _ = solve_p1(inst, t0=t0, time_limit_s=time_limit, solver=solver)
+    if not opt.proven:
+        log.warning("gap: the P1 optimum is not proven in %s s (status %s): no gap is reported", time_limit,
+                    opt.status)
+    entries = []
+    for pol in pols:
+        log.info("gap: %s at t0 = %s s", pol.name, t0)
+        h = heuristic_epoch(inst, pol)
+        entries.append(PolicyGap(pol.name, decompose(inst, pol, time_limit_s=time_limit, solver=solver,
+                                                      optimum=opt, heuristic=h)))
+    report = GapReport(inst.name, len(inst.jobs), t0, opt, entries)
+    if online:
+        _online(inst, report, pols, online_time_limit, threads)
+    report.wall_s = time.perf_counter() - t_start
+    return report
+
+
+def _policy(spec: Any, options: dict):
+    """A policy object from a registered name or ``package.module:Class`` (with ``options``), or the object."""
+    from ..policies import make_policy
+    if isinstance(spec, str):
+        return make_policy(spec, **options)
+    if options:
+        raise InputError(f"policy options {sorted(options)} given with a policy object; configure the object instead")
+    return spec
+
+
+def _online(inst: Instance, report: GapReport, pols: Sequence[Any], time_limit: float, threads) -> None:
+    from ..evaluate import evaluate
+    from ..evaluate.metrics import objective_cost_usd
+    from ..sim import simulate
+    runs = []
+    for pol in pols:
+        sched = simulate(inst, pol)
+        complete = sched.metrics["jobs_done"] == len(inst.jobs) and evaluate(inst, sched).feasible
+        runs.append((pol.name, sched, complete))
+    report.bracket = bracket = p2_figures(inst, time_limit, threads, runs)
+    report.notes.extend(bracket.pop("notes", []))
+    for i, (name, sched, _) in enumerate(runs):
+        m = sched.metrics
+        og = OnlineGap(len(inst.jobs), int(m["jobs_done"]), m.get("avg_jct_s"), objective_cost_usd(inst, m),
+                       bracket.get("jct_lower_bound_s"), bracket.get("jct_best_s"),
+                       bracket.get("cost_lower_bound_usd"))
+        report.policies[i] = PolicyGap(name, report.policies[i].p1, og)
+
+
+def p2_figures(inst: Instance, time_limit: float, threads=None, runs: Sequence[tuple] = ()) -> dict:
+    """The certified P2 figures (mean JCT, mu = 0) the online distances use, as ``benchmarks.bench_schedule
+    --brackets`` measures them: the lower bound of the pool relaxation (P2.29, with half of ``time_limit``; it
+    also gives the cost lower bound), and the best complete schedule found among the policies' runs (``runs``:
+    (name, schedule, complete)) and the exact P2 restricted to at most two regions per job and one route per hop
+    (the other half, warm-started from the best run; only up to ``ONLINE_MAX_JOBS`` jobs)."""
+    from ..errors import BaceOptError
+    from ..exact.schedule import solve_schedule
+    from ..exact.schedule_relax import pool_lower_bound
+    from ..solvers.base import SolveOptions
+    out: dict[str, Any] = {"notes": []}
+    opts = SolveOptions(time_limit_s=time_limit / 2, threads=threads)
+    pool = pool_lower_bound(inst, opts)
+    out.update(jct_lower_bound_s=pool.get("lower_bound_jct_s"),
+               jct_lower_bound_kind=f"pool relaxation (P2.29), {pool.get('lower_bound_status')}",
+               cost_lower_bound_usd=pool.get("lower_bound_cost_usd"),
+               cost_lower_bound_kind="each job at its cheapest rate for its shortest run time")
+    best = [(sched.metrics["avg_jct_s"], name) for name, sched, ok in runs if ok]
+    warm = min(best)[1] if best else None
+    if len(inst.jobs) <= ONLINE_MAX_JOBS:
+        try:
+            ws = next((sc for name, sc, _ in runs if name == warm), None)
+            ex = solve_schedule(inst, "cpsat", opts, max_blocks=2, routes_k=1, warm_start=ws)
+            if ex.solver.objective is not None and ex.metrics["jobs_done"] == len(inst.jobs):
+                best.append((ex.metrics["avg_jct_s"], "exact P2 (<= 2 regions per job, 1 route per hop)"))
+            else:
+                out["notes"].append(f"restricted exact P2: {ex.solver.status} ({ex.solver.message or 'no schedule'})")
+        except BaceOptError as e:
+            out["notes"].append(f"restricted exact P2 not built: {e}")
+    else:
+        out["notes"].append(f"{len(inst.jobs)} jobs > {ONLINE_MAX_JOBS}: the restricted exact P2 is not tried; the "
+                            "best schedule is the best policy's")
+    if best:
+        out["jct_best_s"], out["jct_best_from"] = min(best)
+    else:
+        out["jct_best_s"] = out["jct_best_from"] = None
+    return out
+
+
+# ---------------------------------------------------------------------------- text
+
+def _summary_lines(r: GapReport) -> list[str]:
+    o = r.optimum
+    lines = [f"gap on {r.instance} ({r.jobs} jobs): one decision at t0 = {short(r.t0_s, 's')}, every resource free",
+             f"P1 optimum: {short(o.jobs)} jobs started, cost {short(o.cost_usd, 'USD')}, {o.status} "
+             f"(bound {short(o.bound_usd, 'USD')}), {short(o.wall_s, 's')}"]
+    head = ("policy", "jobs started", "cost", "cost gap", "selection", "placement", "proven")
+    rows = [head]
+    for p in r.policies:
+        g = p.p1
+        lost = "" if not g.admissions_lost else f" ({g.admissions_lost} lost)"
+        rows.append((p.policy, f"{g.heuristic_jobs} of {short(o.jobs)}{lost}", short(g.heuristic_cost_usd, "USD"),
+                     pct(g.cost_gap), pct(g.selection_gap), pct(g.placement_gap),
+                     _proven(g)))
+    lines += _table(rows)
+    if not o.proven:
+        lines.append(f"no gap: the optimum is not proven ({o.status}); the bound {short(o.bound_usd, 'USD')} is all "
+                     "that is certified")
+    if any(p.online for p in r.policies):
+        b = r.bracket or {}
+        lines += ["", "online (whole run, queue mode), against certified P2 figures:",
+                  f"  mean JCT: lower bound {short(b.get('jct_lower_bound_s'), 's')} "
+                  f"({b.get('jct_lower_bound_kind') or 'none'}), best schedule found "
+                  f"{short(b.get('jct_best_s'), 's')}",
+                  f"  cost: lower bound {short(b.get('cost_lower_bound_usd'), 'USD')} ({b.get('cost_lower_bound_kind')})"]
+        rows = [("policy", "jobs done", "mean JCT", "above optimum", "cost", "above optimum (cost)")]
+        for p in r.policies:
+            og = p.online
+            if og is None:
+                continue
+            rng = f"<= {pct(og.jct_gap_at_most)}"
+            if og.jct_gap_at_least:
+                rng = f"{pct(og.jct_gap_at_least)} .. {pct(og.jct_gap_at_most)}"
+            if not og.complete:
+                rng = "- (unfinished jobs)"
+            rows.append((p.policy, f"{og.jobs_done} of {og.jobs}", short(og.mean_jct_s, "s"), rng,
+                         short(og.cost_usd, "USD"),
+                         "- (unfinished jobs)" if not og.complete else f"<= {pct(og.cost_gap_at_most)}"))
+        lines += _table(rows)
+    lines += [f"note: {n}" for n in r.notes]
+    return lines
+
+
+def _proven(g: GapDecomposition) -> str:
+    if g.split_proven:
+        return "yes"
+    if g.proven:
+        return "cost gap only"
+    if g.optimum.proven and g.admissions_lost:
+        return "yes (admissions)"
+    return "no"
+
+
+def _table(rows: list[tuple]) -> list[str]:
+    w = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(str(c).ljust(w[i]) for i, c in enumerate(row)).rstrip() for row in rows]
