@@ -5,6 +5,7 @@
     sched = bo.simulate(inst, policy="bace-pipe")
     exact = bo.solve(inst, problem="placement", solver="highs", time_limit=60)
     report = bo.evaluate(inst, exact)
+    print(bo.gap(inst, "bace-pipe").summary())    # how far is BACE-Pipe from the proven optimum?
 """
 from __future__ import annotations
 
@@ -28,10 +29,17 @@ def solve(inst, problem="placement", solver="highs", **kwargs):
     return _solve(inst, problem=problem, solver=solver, **kwargs)
 
 
+def gap(inst, policy="bace-pipe", **kwargs):
+    """How far each policy (a name, ``package.module:Class``, a policy object, or a list) is from optimal on
+    ``inst``, against proven figures only; returns a ``GapReport`` (see bace_opt.gaps)."""
+    from .gaps import gap as _gap
+    return _gap(inst, policy, **kwargs)
+
+
 __all__ = [
     "BaceOptError", "InfeasibleError", "InputError", "SolverUnavailableError",
     "Report", "Violation", "evaluate", "make_schedule", "price_plan",
     "GpuType", "Instance", "Job", "Link", "Objective", "PriceSeries", "Region", "Route", "load_instance",
     "Block", "Hop", "JobEntry", "JobPlan", "Schedule", "SolverInfo", "load_schedule",
-    "simulate", "solve", "__version__",
+    "simulate", "solve", "gap", "__version__",
 ]
