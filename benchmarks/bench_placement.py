@@ -59,6 +59,11 @@ def realistic_main(args) -> int:
     return 0
 
 
+def _version(pkg: str) -> str:
+    from importlib.metadata import version
+    return version(pkg)
+
+
 def parse_variant(text: str) -> tuple[str, str, int]:
     """``backend[:formulation][#seed]`` -> (backend, formulation, HiGHS/CP-SAT random seed); the seed (default 0,
     ``SolveOptions.seed``) changes the search, never the optimum (issue 11, fifth round: HiGHS seeds)."""
@@ -248,7 +253,7 @@ def _realistic_write(args, rows, commit) -> None:
             "random-large": "bace_opt.builders.synthetic.random_instance as the solvers suite's large size: "
                             + ", ".join(f"{k} {v}" for k, v in RANDOM_LARGE.items())}[args.family]
     md = [f"# P1 {args.family} benchmark (commit {commit}, {os.cpu_count()} cores shared with other sessions, "
-          f"threads={args.threads})\n",
+          f"threads={args.threads or 'all cores'}; highspy {_version('highspy')})\n",
           f"Instances: {what}.  Variants: walk = the new formulation with P1.41-P1.50 (models/placement.md sections "
           "9-9d), walk0 = the same without P1.46-P1.51 and the price-pack start (as before section 9c), walkp1 = without P1.51 and the price-pack start (as after section 9c), position = the old one; highs-split = the walk model with the proofs of levels 2 and 3 split into parts on worker processes (section 9f; formulation column: walk = defaults, else L2/L3/parts), its cpu_s includes the workers' CPU.  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
           "proven by the GPU-count bound shows 0.0 s and None nodes.  root_bound_l2 = LP relaxation of level 2 "
@@ -354,7 +359,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--backends", default="highs,scip,mathopt-highs,cpsat")
     ap.add_argument("--time-limit", type=float, default=None, help="override every time limit (s)")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="solver threads (default: every core, as bace-opt solve; a race shares them out)")
     ap.add_argument("--realistic", action="store_true", help="the issue-11 realistic suite (see the docstring)")
     ap.add_argument("--variants", default="highs:walk,highs:position",
                     help="realistic suite: comma-separated backend[:formulation][#seed] (formulation walk|position; "
@@ -422,7 +428,7 @@ def main(argv=None) -> int:
     cols = ["instance", "backend", "status", "unproven", "jobs_started", "cost_usd", "final_gap", "root_gap",
             "build_s", "solve_s", "level_solve_s", "nodes", "evaluator_ok", "loadavg_1min"]
     atomic_write(out / f"{name}.md", "".join(
-        [f"# P1 placement benchmark (commit {commit}, {os.cpu_count()} cores shared, threads={args.threads})\n\n"
+        [f"# P1 placement benchmark (commit {commit}, {os.cpu_count()} cores shared, threads={args.threads or 'all cores'}; highspy {_version('highspy')})\n\n"
          "final_gap = level-2 (cost) gap; status optimal = all three levels proven; unproven = levels "
          "stopped by the time limit; level_solve_s = solve time of levels 1/2/3; loadavg_1min = machine "
          "load when the row finished (timings on a shared machine scale with it).\n\n",
