@@ -35,10 +35,14 @@ one placement call per waiting job per event).
 
 Deterministic: no randomness besides what a policy does with ``seed`` (the shipped ones are deterministic).
 
+The policy contract (``policies.contract``, docs/policies.md): a policy is checked once (``check_policy``:
+``name``, ``options``, ``decide``, ``place``, an ``InputError`` naming what is missing) and its optional members
+are called with the defaults of ``PolicyBase``; nothing is probed.
+
 Under contention (issue 15) each event costs what changed, not the queue length.  ``_Run`` is the event loop
 with one small handler per step (pop events, release, decide in queue or blocking mode, apply a plan,
 head-of-line update, price event).  In queue mode the waiting jobs live in a queue object: the policy's own
-``queue_session(inst)`` when it has one (the ordered policies: ``policies.queue.QueueSession``, which offers
+``queue_session(inst)`` when it returns one (the ordered policies: ``policies.queue.QueueSession``, which offers
 ``place`` only the jobs that could fit and keeps the head-of-line set by difference, with decisions
 identical to ``decide`` on the whole queue; exact-p1's ``ExactQueue``, which leaves out the jobs proven
 unfit since the last release), else ``_GenericQueue``, which offers every waiting job to ``decide`` and every
@@ -62,9 +66,10 @@ from typing import Any
 from .errors import InputError
 from .evaluate import ITERATION_MODELS, check_plan, make_schedule, price_plan
 from .formulas import price_curves
-from .instance import Instance, Job
+from .instance import Instance
 from .policies import make_policy
-from .policies.base import ClusterState, Policy, PolicyError, WaitingQueue
+from .policies.base import ClusterState, PolicyError
+from .policies.contract import PolicyBase, QueueSessionProtocol, WaitingQueue, check_policy
 from .schedule import JobPlan, Schedule
 
 log = logging.getLogger(__name__)
@@ -117,15 +122,12 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
     if iteration_model not in ITERATION_MODELS:
         raise InputError(f"iteration model must be one of {', '.join(ITERATION_MODELS)}, got {iteration_model!r}")
     if isinstance(policy, str):
-        pol = make_policy(policy, seed=seed, **policy_options)
+        pol = check_policy(make_policy(policy, seed=seed, **policy_options))
     else:
         if policy_options:
             raise InputError(f"policy options {sorted(policy_options)} given with a policy object; "
                              "configure the object instead")
-        pol = policy
-        if not isinstance(pol, Policy):
-            raise InputError(f"policy must be a registered name or an object with name, options, decide(now, "
-                             f"queue, state) and place(job, state); got {type(pol).__name__}")
+        pol = check_policy(policy)
     stats = SimStats()
     t_wall = time.perf_counter()
     t_cpu = time.process_time()
@@ -143,7 +145,7 @@ class _GenericQueue(WaitingQueue):
     """Queue-mode decisions for a policy without ``queue_session``: every waiting job is offered to
     ``decide``, and every waiting job that fits by GPU count to ``place`` for the head-of-line set."""
 
-    def __init__(self, pol: Any, inst: Instance):
+    def __init__(self, pol: PolicyBase):
         super().__init__()
         self.pol = pol
 
@@ -163,7 +165,8 @@ class _GenericQueue(WaitingQueue):
 class _Run:
     """One simulation: the event loop and a handler per event kind (see module doc)."""
 
-    def __init__(self, inst: Instance, pol: Any, mode: str, track_hol: bool, iteration_model: str, stats: SimStats):
+    def __init__(self, inst: Instance, pol: PolicyBase, mode: str, track_hol: bool, iteration_model: str,
+                 stats: SimStats):
         self.inst, self.pol, self.mode, self.track_hol = inst, pol, mode, track_hol
         self.iteration_model, self.stats = iteration_model, stats
         self.name = pol.name
@@ -181,10 +184,9 @@ class _Run:
             self.heap.append((j.arrival_s, _ARRIVE, self.seq, j.name))
             self.seq += 1
         heapq.heapify(self.heap)
-        self.queue = None
+        self.queue: QueueSessionProtocol | None = None
         if mode == "queue":
-            make = getattr(pol, "queue_session", None)
-            self.queue = (make(inst) if callable(make) else None) or _GenericQueue(pol, inst)
+            self.queue = pol.queue_session(inst) or _GenericQueue(pol)
         self.plans: dict[str, JobPlan] = {}
         self.status: dict[str, str] = {}
         self.run_s: dict[str, float] = {}
@@ -324,10 +326,10 @@ class _Run:
         """After the decision at t: the waiting jobs the policy's ``place`` would start alone on what is
         left are HoL-blocked from t until they leave that set (their blocked time accrues when they do)."""
         q = self.queue
-        before = getattr(q, "place_calls", 0)
+        before = q.place_calls
         state = self.unchanged or ClusterState(self.inst, t, self.free_gpus, self.free_bw)
         q.hol_update(state, t)
-        self.stats.place_calls += getattr(q, "place_calls", 0) - before
+        self.stats.place_calls += q.place_calls - before
 
     def push_price_event(self, t: float) -> None:
         if not t < self.next_change[0]:
@@ -363,14 +365,13 @@ class _Run:
                 per_job[j.name] = {"wait_s": 0.0 if st == "blocked" else None,
                                    "hol_blocked_s": hol_s[j.name], "run_s": None}
         pol = self.pol
-        opts = dict(getattr(pol, "options", {}) or {})
+        opts = dict(pol.options or {})
         meta: dict[str, Any] = {"mode": self.mode, "policy": self.name, "policy_options": opts, "seed": seed,
                                 "events": stats.events, "decisions": stats.decisions, "end_s": self.last_t,
                                 "track_hol": self.track_hol,
                                 "total_hol_blocked_s": math.fsum(hol_s.values()), "jobs": per_job}
-        extra = getattr(pol, "extra_meta", None)
-        if callable(extra):
-            meta["policy_stats"] = extra()
+        if pol.extra_meta is not None:
+            meta["policy_stats"] = pol.extra_meta()
         return make_schedule(inst, out_plans, method=self.name, meta=meta, iteration_model=self.iteration_model)
 
 

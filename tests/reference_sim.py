@@ -20,8 +20,10 @@ from bace_opt.evaluate import ITERATION_MODELS, check_plan, make_schedule, price
 from bace_opt.formulas import price_curves
 from bace_opt.instance import Instance, Job
 from bace_opt.policies import make_policy
-from bace_opt.policies.bace_pipe import OrderedPolicy, job_profile
-from bace_opt.policies.base import ClusterState, Policy, PolicyError
+from bace_opt.policies.base import ClusterState, PolicyError
+from bace_opt.policies.contract import Policy
+from bace_opt.policies.ordered import OrderedPolicy
+from bace_opt.policies.priority import job_profile
 from bace_opt.schedule import JobPlan
 from bace_opt.sim import MODES, SimStats, _next_price_change, _unknown, log
 

@@ -31,7 +31,7 @@ import bace_opt as bo
 from bace_opt.builders.paper import paper_instance
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.policies import make_policy
-from bace_opt.policies.base import _eligible
+from bace_opt.policies.base import eligible_set as _eligible
 
 INSTANCES = Path(__file__).resolve().parents[1] / "instances"
 #: policies whose placement is the all-seeds bandwidth-aware pathfinder with hol="skip"

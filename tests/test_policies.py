@@ -8,7 +8,8 @@ from bace_opt import formulas as F
 from bace_opt.instance import GpuType, Instance, Job, Link, Region
 from bace_opt.policies import (ABLATIONS, HEURISTICS, ClusterState, PolicyError, allocate, allocate_even, available,
                                find_chains, make_policy, prioritize, priorities)
-from bace_opt.policies.bace_pipe import Chain, price_chain
+from bace_opt.policies.greedy_chains import price_chain
+from bace_opt.policies.pathfinder import Chain
 
 A = {"A": GpuType("A", 100.0, 48.0, 300.0)}
 
@@ -132,7 +133,7 @@ def test_pathfinder_all_seeds_keeps_cheapest_chain():
     costs = []
     for c in many:
         blocks = allocate(j, c, state_with(inst))
-        from bace_opt.policies.bace_pipe import make_plan, plan_cost
+        from bace_opt.policies.plans import make_plan, plan_cost
         costs.append(plan_cost(inst, j, make_plan(inst, j, c, blocks, 0.0))[0])
     assert bo.price_plan(inst, plan).electricity_usd == pytest.approx(min(costs))
 
@@ -379,8 +380,10 @@ def test_fast_pathfinder_bound_skips_dear_seeds_without_changing_the_plan():
 def _reference_greedy_chain(job, state, by_capacity, via):
     """The former ``bace_pipe._greedy_chain`` (before issue 15), kept verbatim as the reference: every candidate
     scored, one ``inst.routes`` / link lookup per hop."""
-    from bace_opt.policies.bace_pipe import _hop_route, resolve_via
-    from bace_opt.policies.base import MIN_GBPS, _eligible
+    from bace_opt.policies.base import MIN_GBPS
+    from bace_opt.policies.base import eligible_set as _eligible
+    from bace_opt.policies.greedy_chains import _hop_route
+    from bace_opt.policies.pathfinder import resolve_via
     inst = state.inst
     via = resolve_via(inst, via)
     elig = _eligible(inst, job)
@@ -435,7 +438,7 @@ def _reference_greedy_chain(job, state, by_capacity, via):
 def test_greedy_chains_make_the_reference_decisions(case):
     """``price_chain`` / ``capacity_chain`` (no-pathfinder ablation, CR-LCF, CR-LDF; early exit and shared
     tables) and their shared-growth ``fits`` equal the former code on random residual states."""
-    from bace_opt.policies.bace_pipe import capacity_chain, greedy_chain_fits
+    from bace_opt.policies.greedy_chains import capacity_chain, greedy_chain_fits
     inst, states = case
     for via in ("links", "routes"):
         for state in states + states[:1]:

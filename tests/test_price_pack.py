@@ -184,7 +184,7 @@ def test_component_check_at_its_threshold(topology):
                 state = ClusterState(inst, 0.0, free, [b_min * (1 - BW_TOL) * f] * len(inst.links))
                 for via in ("links", "routes"):
                     fast = cheapest_placement(job, state, via=via)
-                    said = P._may_chain(job, state, P._hosts(job, state), via, 4)
+                    said = P._may_chain(job, state, P.host_stages(job, state), via, 4)
                     real = P._may_chain
                     P._may_chain = lambda *a: True
                     try:

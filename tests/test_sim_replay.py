@@ -25,6 +25,7 @@ import bace_opt as bo
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.policies import ABLATIONS, HEURISTICS, ClusterState, make_policy
 from bace_opt.policies import queue as Q
+from bace_opt.policies import queue_data as QD
 from reference_sim import reference_run_simulation
 
 POLICIES = [(p, {}) for p in HEURISTICS + ABLATIONS] + [("bace-pipe", {"seeds": "cheapest"}),
@@ -115,7 +116,7 @@ class _Probe:
                                 "rule_fits_early"], 0)
         n = self.n
         open_band, set_mode, prefix = Q.QueueSession._open_band, Q.QueueSession._set_mode, Q.QueueSession._bmin_prefix
-        key, never, fits = Q._PriceClock.key, Q.QueueSession._never_fits, Q.QueueSession._fits
+        key, never, fits = QD.PriceClock.key, Q.QueueSession._never_fits, Q.QueueSession._fits
 
         def _open_band(q, grp, b, S, state, now):
             open_band(q, grp, b, S, state, now)
@@ -125,7 +126,7 @@ class _Probe:
             n["band_beyond"] += 0 if a is None else a.nin   # jobs above the uncapped interval passing their replay
 
         def _set_mode(q, grp, b, mode, *args):
-            n["bucket_in"] += mode == Q._IN and b.mode != Q._IN and bool(b.jobs)
+            n["bucket_in"] += mode == QD.IN and b.mode != QD.IN and bool(b.jobs)
             set_mode(q, grp, b, mode, *args)
 
         def _bmin_prefix(q, b, S, steps):
@@ -151,7 +152,7 @@ class _Probe:
         monkeypatch.setattr(Q.QueueSession, "_open_band", _open_band)
         monkeypatch.setattr(Q.QueueSession, "_set_mode", _set_mode)
         monkeypatch.setattr(Q.QueueSession, "_bmin_prefix", _bmin_prefix)
-        monkeypatch.setattr(Q._PriceClock, "key", _key)
+        monkeypatch.setattr(QD.PriceClock, "key", _key)
         monkeypatch.setattr(Q.QueueSession, "_never_fits", _never_fits)
         monkeypatch.setattr(Q.QueueSession, "_fits", _fits)
         rule_fits = Q.QueueSession._rule_fits
@@ -171,7 +172,7 @@ class _Probe:
             for name, job in q.waiting.items():
                 b = q.group_of[name].buckets[job.stages]
                 a = b.active
-                kept = b.mode == Q._IN or (b.mode == Q._MIX and (name in b.ind or (
+                kept = b.mode == QD.IN or (b.mode == QD.MIX and (name in b.ind or (
                     a is not None and (a.lo <= a.pos[name] < a.hi or bool(a.inm[a.pos[name]])))))
                 assert kept == (q.pol.place(job, state) is not None), (q.pol.name, now, name)
         monkeypatch.setattr(Q.QueueSession, "hol_update", _hol_update)
@@ -218,9 +219,9 @@ def test_replay_identical_for_exact_p1():
 
 def test_replay_identical_for_exact_p1_under_contention(monkeypatch):
     # exact-p1's queue session leaves proven-unfit jobs out of decisions and of the head-of-line measurement
-    # (policies/exact_online.py); scarce links and a queue over price steps exercise every saving
+    # (exact/online.py); scarce links and a queue over price steps exercise every saving
     pytest.importorskip("highspy")
-    from bace_opt.policies import exact_online as E
+    from bace_opt.exact import online as E
     sessions = []
     init = E.ExactQueue.__init__
 
@@ -278,7 +279,7 @@ def test_replay_band_kept_only_while_its_residuals_are_unchanged():
 def replays(draw):
     """A reservation replay (``baselines._Replay``) over 1-4 hops of 1-3 links from a pool of 4 (hops share
     links), residuals from values whose thirds and halves round, and sorted demands around its closed-form b*."""
-    from bace_opt.policies.baselines import _Replay
+    from bace_opt.policies.greedy_chains import _Replay
     rep = _Replay.__new__(_Replay)
     rep.ks = [draw(st.lists(st.integers(0, 3), min_size=1, max_size=3, unique=True))
               for _ in range(draw(st.integers(1, 4)))]
@@ -299,7 +300,7 @@ def test_uncapped_interval_end_is_exact(case):
     rep, bs = case
     flags = [rep.uncapped(b) for b in bs]
     assert flags == sorted(flags, reverse=True)
-    assert Q.uncapped_end(rep, bs, 0, len(bs))[0] == sum(flags)
+    assert QD.uncapped_end(rep, bs, 0, len(bs))[0] == sum(flags)
 
 
 @settings(max_examples=200, deadline=None)
@@ -319,7 +320,7 @@ def test_stream_yields_the_sorted_decision_order(rows, alpha, cap, removed, afte
     # the table while the normalization stays) yields exactly the candidates sorted by (key, arrival, index),
     # the key computed one job at a time as bace_pipe.priorities does; then again after more jobs come and go,
     # under the same normalization (terms kept) or another (terms recomputed)
-    b, grp = Q._Bucket(), Q._Group(("g",), 1, ())
+    b, grp = QD.Bucket(), QD.Group(("g",), 1, ())
     names = [f"j{i}" for i in range(len(rows))]
     for n, (c, d, bmin, arr) in zip(names, rows):
         b.table.add(n, (c, d, bmin, arr, int(n[1:])))
@@ -338,7 +339,7 @@ def test_stream_yields_the_sorted_decision_order(rows, alpha, cap, removed, afte
         if after_at is not None and want:
             after = want[after_at % len(want)][:3]
             want = [w for w in want if w[:3] > after]
-        s = Q._Stream(grp, b, 1, cap, key, after)
+        s = QD.Stream(grp, b, 1, cap, key, after)
         got = []
         while (x := s.pop()) is not None:
             got.append(x)
@@ -347,7 +348,7 @@ def test_stream_yields_the_sorted_decision_order(rows, alpha, cap, removed, afte
     def make_key():
         live = [i for i in range(len(rows)) if names[i] in b.table.slot] or [0]
         cs, ds = [rows[i][0] for i in live], [rows[i][1] for i in live]
-        return Q._Key() if alpha is None else Q._Key(alpha, min(cs), max(cs), min(ds), max(ds))
+        return QD.Key() if alpha is None else QD.Key(alpha, min(cs), max(cs), min(ds), max(ds))
     key = make_key()
     check(key, after_at)
     rows, names = list(rows), list(names)

@@ -1,24 +1,25 @@
-"""The policy protocol and the residual-resource view the simulator gives to policies.
+"""The residual-resource view the simulator gives to policies, and its mutable copy.
 
-An online policy (system-model.md, "Online") is called by the simulator at every scheduling event with the
-current time, the jobs it may start (waiting jobs in queue mode, the new arrivals in blocking mode) and a
-read-only ``ClusterState``: free GPUs per region, free Gbit/s per link (the same in both directions, since
-every hop reserves its bandwidth both ways), and the electricity prices at ``now`` (via
-``bace_opt.formulas.price_at``).  It returns the ``JobPlan``s to start now (``start_s == now``).  The simulator
-verifies each plan against the residual resources and applies it; a policy that over-commits is a bug and
-the simulator raises ``PolicyError``.
+An online policy (system-model.md, "Online"; its contract: ``policies.contract`` and docs/policies.md) is called
+by the simulator at every scheduling event with the current time, the jobs it may start and a read-only
+``ClusterState``: free GPUs per region, free Gbit/s per link (the same in both directions, since every hop
+reserves its bandwidth both ways), and the electricity prices at ``now`` (via ``bace_opt.formulas.price_at``).
+The simulator verifies each plan a policy returns against the residual resources (``ClusterState.fits``); a
+policy that over-commits is a bug and the simulator raises ``PolicyError``.
 
-Besides ``decide``, a policy exposes ``place(job, state)``: the placement its own rules give one job on the
-given resources, or None.  The simulator uses it (and only it) to measure head-of-line blocking, and the
-tests use it to check that a rejected job really had no placement under the policy's rules.
+Policies that start several jobs in one decision work on a private mutable copy, ``state.copy()`` (a
+``Residual``), and ``commit`` each plan they choose to it.
 
-Policies that start several jobs in one decision work on a private mutable copy, ``state.copy()``
-(a ``Residual``), and ``commit`` each plan they choose to it.
+Hot loops read the resources through two views that copy nothing: ``free_gpus`` (a read-only live mapping of
+the region's idle GPUs) and ``free_link_gbps`` (a tuple of every link's free Gbit/s, by link index; a
+``Residual`` replaces it by a new tuple when it commits or releases a plan).  No other module reads the private
+fields.  ``eligible_set(inst, job)`` is the cached set of regions that may host a job.
 """
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from types import MappingProxyType
+from typing import Iterable, Mapping, Sequence
 
 from .. import formulas as F
 from ..errors import BaceOptError
@@ -40,9 +41,10 @@ class PolicyError(BaceOptError):
 class ClusterState:
     """Read-only residual resources at time ``now``.
 
-    ``free_gpus[region]`` idle GPUs; ``free_gbps(link_index)`` unreserved Gbit/s of a link (in each
-    direction); ``reserved_gbps(link_index)``; ``price(region)`` USD/kWh at ``now``; ``alpha()`` the mean
-    utilization of the links in use.
+    ``free_gpus[region]`` idle GPUs (a read-only live view); ``free_link_gbps[link_index]`` unreserved Gbit/s of
+    every link (in each direction; a tuple), ``free_gbps(link_index)`` the same for one link;
+    ``reserved_gbps(link_index)``; ``price(region)`` USD/kWh at ``now``; ``alpha()`` the mean utilization of the
+    links in use.
     """
 
     __slots__ = ("inst", "now", "_free", "_bw", "_prices", "_in_use")
@@ -55,7 +57,7 @@ class ClusterState:
         self._in_use = None if links_in_use is None else sorted(links_in_use)
         self.now = float(now)
         self._free = dict(free_gpus)
-        self._bw = list(free_gbps)
+        self._bw = tuple(free_gbps)
         self._prices: dict[str, float] = {}
         if len(self._bw) != len(inst.links):
             raise ValueError(f"free_gbps has {len(self._bw)} entries, the instance has {len(inst.links)} links")
@@ -68,14 +70,20 @@ class ClusterState:
     # ------------------------------------------------------------------ reading
     @property
     def free_gpus(self) -> Mapping[str, int]:
-        return _ReadOnlyDict(self._free)
+        """Idle GPUs per region: a read-only view of the state's own mapping (no copy)."""
+        return MappingProxyType(self._free)
+
+    @property
+    def free_link_gbps(self) -> tuple[float, ...]:
+        """Free Gbit/s of every link, by link index (the state's own tuple, no copy)."""
+        return self._bw
 
     def free(self, region: str) -> int:
         return self._free[region]
 
     def free_stages(self, job: Job, region: str) -> int:
         """How many stages of ``job`` fit in ``region``'s idle GPUs (0 if the region cannot host the job)."""
-        if region not in _eligible(self.inst, job):
+        if region not in eligible_set(self.inst, job):
             return 0
         return self._free[region] // job.gpus_per_stage
 
@@ -157,42 +165,32 @@ class Residual(ClusterState):
             raise PolicyError(f"job {job.name!r}: plan does not fit the residual resources: {why}")
         for b in plan.blocks:
             self._free[b.region] -= job.gpus_per_stage * b.stages
-        li = self.inst.link_index
-        for h in plan.hops:
-            for u, v in zip(h.route, h.route[1:]):
-                k = li[(u, v)]
-                self._bw[k] = max(0.0, self._bw[k] - h.reserved_gbps)
+        if plan.hops:
+            li = self.inst.link_index
+            bw = list(self._bw)
+            for h in plan.hops:
+                for u, v in zip(h.route, h.route[1:]):
+                    k = li[(u, v)]
+                    bw[k] = max(0.0, bw[k] - h.reserved_gbps)
+            self._bw = tuple(bw)
 
     def release(self, job: Job, plan: JobPlan) -> None:
         for b in plan.blocks:
             self._free[b.region] += job.gpus_per_stage * b.stages
-        li = self.inst.link_index
-        for h in plan.hops:
-            for u, v in zip(h.route, h.route[1:]):
-                k = li[(u, v)]
-                cap = self.inst.links[k].bandwidth_gbps
-                self._bw[k] = min(cap, self._bw[k] + h.reserved_gbps)
+        if plan.hops:
+            li = self.inst.link_index
+            bw = list(self._bw)
+            for h in plan.hops:
+                for u, v in zip(h.route, h.route[1:]):
+                    k = li[(u, v)]
+                    cap = self.inst.links[k].bandwidth_gbps
+                    bw[k] = min(cap, bw[k] + h.reserved_gbps)
+            self._bw = tuple(bw)
 
     def freeze(self) -> ClusterState:
         c = ClusterState(self.inst, self.now, self._free, self._bw)
         c._prices = dict(self._prices)
         return c
-
-
-class _ReadOnlyDict(Mapping):
-    __slots__ = ("_d",)
-
-    def __init__(self, d):
-        self._d = d
-
-    def __getitem__(self, k):
-        return self._d[k]
-
-    def __iter__(self):
-        return iter(self._d)
-
-    def __len__(self):
-        return len(self._d)
 
 
 def _capacities(inst: Instance) -> list[float]:
@@ -202,70 +200,10 @@ def _capacities(inst: Instance) -> list[float]:
     return caps
 
 
-def _eligible(inst: Instance, job: Job) -> frozenset[str]:
+def eligible_set(inst: Instance, job: Job) -> frozenset[str]:
     """Cached set form of ``inst.eligible_regions(job)``."""
     cache = inst.__dict__.setdefault("_policy_eligible", {})
     s = cache.get(job.name)
     if s is None:
         s = cache[job.name] = frozenset(inst.eligible_regions(job))
     return s
-
-
-class WaitingQueue:
-    """The waiting jobs of a queue-mode session and their head-of-line-blocked time (the bookkeeping the
-    simulator's generic session and ``exact-p1``'s share): ``since`` holds when each job in the head-of-line
-    set joined it; ``hol_s`` a job's settled blocked time, added when it leaves the set, starts, or the run
-    ends.  Subclasses give ``decide(now, state)`` and ``hol_update(state, now)``."""
-
-    def __init__(self) -> None:
-        self.waiting: dict[str, Job] = {}
-        self.since: dict[str, float] = {}       # head-of-line-blocked job -> since when
-        self.hol_s: dict[str, float] = {}       # settled head-of-line-blocked time
-        self.place_calls = 0
-
-    def add(self, job: Job, now: float = 0.0) -> None:
-        self.waiting[job.name] = job
-
-    def _leave(self, name: str, now: float) -> None:
-        t0 = self.since.pop(name, None)
-        if t0 is not None:
-            self.hol_s[name] = self.hol_s.get(name, 0.0) + (now - t0)
-
-    def _mark(self, name: str, blocked: bool, now: float) -> None:
-        if blocked:
-            self.since.setdefault(name, now)
-        else:
-            self._leave(name, now)
-
-    def remove(self, name: str, now: float = 0.0) -> None:
-        del self.waiting[name]
-        self._leave(name, now)
-
-    def finish(self, now: float) -> None:
-        for name in list(self.since):
-            self._leave(name, now)
-
-    def released(self) -> None:
-        pass
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """What the simulator calls.  ``name`` goes into the schedule's ``method``; ``options`` into its meta."""
-
-    name: str
-    options: Mapping
-
-    def decide(self, now: float, queue: Sequence[Job], state: ClusterState) -> list[JobPlan]:
-        """Plans (status done, start_s == now) for the jobs of ``queue`` to start now."""
-        ...
-
-    def place(self, job: Job, state: ClusterState) -> JobPlan | None:
-        """The placement this policy's rules give ``job`` alone on ``state`` (start_s = state.now), or None."""
-        ...
-
-
-def fifo_order(queue: Sequence[Job], inst: Instance) -> list[Job]:
-    """Arrival order; ties by the instance's job order."""
-    idx = inst.job_index
-    return sorted(queue, key=lambda j: (j.arrival_s, idx[j.name]))

@@ -43,8 +43,11 @@ from typing import Sequence
 from .. import formulas as F
 from ..instance import Job
 from ..schedule import Block, Hop, JobPlan
+from .bace_pipe import BacePipe
 from .base import BW_TOL, ClusterState, Residual
-from .bace_pipe import BacePipe, OrderedPolicy, _hosts, _route_latency_ms, plan_cost, resolve_via
+from .ordered import OrderedPolicy
+from .pathfinder import host_stages, resolve_via
+from .plans import plan_cost, route_latency_ms
 
 CHAINS = ("enum", "bace")
 ORDERS = ("cost", "priority")
@@ -244,7 +247,7 @@ def cheapest_placement(job: Job, state: ClusterState, max_regions: int = 4, via:
     ``stage_rates`` at ``state.now`` when the caller has them."""
     inst = state.inst
     via = resolve_via(inst, via)
-    hosts = _hosts(job, state)
+    hosts = host_stages(job, state)
     S = job.stages
     if sum(hosts.values()) < S:
         return None
@@ -367,7 +370,7 @@ def _pair_bottlenecks(inst, state: ClusterState, via: str, k_routes: int) -> dic
     filled lazily, kept for the last few bandwidth vectors (the same for every job asked on one state)."""
     caches = inst.__dict__.setdefault("_price_pack_pairs", {})
     lru = caches.setdefault((via, k_routes), {})
-    key = tuple(state._bw)                  # (the residual vector itself, as chain_search keys it)
+    key = state.free_link_gbps              # (the residual vector itself, as chain_tables keys it)
     d = lru.pop(key, None)
     if d is None:
         d = {}
@@ -412,7 +415,7 @@ def _best_order(inst, state, sub, b, via, k_routes):
                     ok = False
                     break
                 routes.append((u, v))
-                lat += _route_latency_ms(inst, (u, v))
+                lat += route_latency_ms(inst, (u, v))
             else:
                 found = None
                 for rt in inst.routes(u, v, k_routes):

@@ -3,8 +3,11 @@
 At each scheduling event it calls ``bace_opt.exact.placement.solve_placement`` on the jobs it may start,
 with ``t0 = now`` and the free GPUs and free link bandwidth of the ``ClusterState``, and starts the jobs
 that P1's optimum starts (lexicographic: most jobs started, then least cost, then least run time; w = b_j,
-no stall).  This is "what if each decision were optimal", not an optimal online schedule.  The exact model
-is imported lazily; without it the policy raises ``SolverUnavailableError``.
+no stall).  This is "what if each decision were optimal", not an optimal online schedule.  It follows the
+policy contract of ``bace_opt.policies.contract`` and lives with the exact models it solves; the policy registry
+names it by import path (``bace_opt.policies.registry``: ``"bace_opt.exact.online:ExactP1"``).  The exact model
+is imported when the policy first solves (``exact.placement``, which does not import this module); without it
+the policy raises ``SolverUnavailableError``.
 
 Solver statuses of every call are kept in ``self.calls`` (the simulator copies ``extra_meta()`` into the
 schedule's meta), so that a reader can see whether each decision was proven optimal.
@@ -35,16 +38,17 @@ from typing import Sequence
 
 from ..errors import SolverUnavailableError
 from ..instance import Job
+from ..policies.base import ClusterState
+from ..policies.contract import PolicyBase, WaitingQueue
 from ..schedule import JobPlan
 from ..solvers.base import SolveOptions
-from .base import ClusterState, WaitingQueue
 
 log = logging.getLogger(__name__)
 
 
 def _solve_placement():
     try:
-        from ..exact.placement import solve_placement
+        from .placement import solve_placement
     except ImportError as e:
         raise SolverUnavailableError(
             "policy 'exact-p1' needs bace_opt.exact.placement.solve_placement, which is not available "
@@ -52,7 +56,7 @@ def _solve_placement():
     return solve_placement
 
 
-class ExactP1:
+class ExactP1(PolicyBase):
     """Solve P1 on the residual resources at every event (see module doc)."""
 
     def __init__(self, solver: str = "highs", time_limit_s: float = 60.0, seed: int = 0, name: str = "exact-p1"):

@@ -1,0 +1,138 @@
+"""The policy registry: every shipped policy by name, and ``resolve(spec)``, which turns a registered name or an
+import path ``"package.module:Class"`` into the factory that builds the policy.
+
+An entry names its factory directly, or by import path (``ByPath``) when the policy lives in a higher layer
+than this package: ``exact-p1`` solves the exact models (``bace_opt.exact.online``), which import the policies,
+so the registry names it ``"bace_opt.exact.online:ExactP1"`` and imports it only when that policy is built
+(the way pandas resolves its plotting back end by name).  A user's own policy class is named the same way
+(``make_policy("mypackage.mymodule:MyPolicy")``).
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from ..errors import InputError
+from .bace_pipe import BacePipe
+from .baselines import cr_lcf, cr_ldf, fifo, lcf, ldf
+from .contract import check_policy
+from .price_pack import PricePack
+
+
+class ByPath:
+    """A factory named by import path ``"package.module:Class"``, imported when a policy is built."""
+
+    def __init__(self, spec: str):
+        self.spec = spec
+
+    def __call__(self, **options):
+        return load(self.spec)(**options)
+
+    def __repr__(self) -> str:
+        return f"ByPath({self.spec!r})"
+
+
+def load(spec: str) -> Callable:
+    """The class (or factory) named by ``"package.module:Class"``; ``InputError`` naming ``spec`` when it cannot
+    be imported or is not a policy (a class needs ``decide`` and ``place``)."""
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise InputError(f"policy {spec!r}: expected a registered name or 'package.module:Class'")
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        raise InputError(f"policy {spec!r}: cannot import {module!r} ({e})") from e
+    obj = mod
+    for part in attr.split("."):
+        if part not in vars(obj):
+            raise InputError(f"policy {spec!r}: {module!r} has no {attr!r}")
+        obj = vars(obj)[part]
+    if not callable(obj) or (isinstance(obj, type) and not (callable(_defined(obj, "decide"))
+                                                             and callable(_defined(obj, "place")))):
+        raise InputError(f"policy {spec!r}: {attr!r} is not a policy (a class with decide(now, queue, state) "
+                         "and place(job, state))")
+    return obj
+
+
+def _defined(cls: type, name: str):
+    """``name`` defined by ``cls`` or one of its bases (None if none does)."""
+    for c in cls.__mro__:
+        if name in vars(c):
+            return vars(c)[name]
+    return None
+
+
+def _bace(name, **fixed):
+    def factory(**kw):
+        opts = {**fixed, **kw}
+        return BacePipe(name=name, **opts)
+    return factory
+
+
+REGISTRY: dict[str, tuple[Callable, str]] = {
+    "bace-pipe": (_bace("bace-pipe"), "BACE-Pipe: dynamic priority, bandwidth-aware pathfinder, cost-min allocator"),
+    "bace-pipe-no-priority": (_bace("bace-pipe-no-priority", order="fifo"),
+                              "ablation: FIFO order (jobs that do not fit are still skipped)"),
+    "bace-pipe-no-pathfinder": (_bace("bace-pipe-no-pathfinder", pathfinder="price"),
+                                "ablation: chain by price, bandwidth unchecked (reserves what is left, may stall)"),
+    "bace-pipe-no-costmin": (_bace("bace-pipe-no-costmin", allocator="even"),
+                             "ablation: stages spread evenly over the chain"),
+    "price-pack": (lambda **kw: PricePack(**kw),
+                   "price-aware chain enumeration, long jobs packed first into cheap GPUs, local search over the "
+                   "packing order (never fewer jobs than BACE-Pipe)"),
+    "price-pack-no-enum": (lambda **kw: PricePack(**{"name": "price-pack-no-enum", "chains": "bace", **kw}),
+                           "ablation: BACE-Pipe's pathfinder and allocator instead of the chain enumeration"),
+    "price-pack-no-order": (lambda **kw: PricePack(**{"name": "price-pack-no-order", "order": "priority", **kw}),
+                            "ablation: BACE-Pipe's priority order instead of the cost order"),
+    "price-pack-no-search": (lambda **kw: PricePack(**{"name": "price-pack-no-search", "search": False, **kw}),
+                             "ablation: no local search over the packing order"),
+    "fifo": (fifo, "BACE-Pipe placement in FIFO order with head-of-line blocking"),
+    "lcf": (lcf, "baseline: single region, cheapest with room (FIFO)"),
+    "ldf": (ldf, "baseline: single region, most free GPUs (FIFO)"),
+    "cr-lcf": (cr_lcf, "baseline: cross-region, regions in ascending price, no bandwidth check (FIFO)"),
+    "cr-ldf": (cr_ldf, "baseline: cross-region, greedy by free GPUs and link bandwidth (FIFO)"),
+    "exact-p1": (ByPath("bace_opt.exact.online:ExactP1"),
+                 "reference: solve P1 exactly on the residual resources at every event"),
+}
+
+#: the paper's comparison set (heuristics only; exact-p1 needs the exact models and a solver)
+HEURISTICS = ("bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "fifo")
+ABLATIONS = ("bace-pipe-no-priority", "bace-pipe-no-pathfinder", "bace-pipe-no-costmin")
+
+
+def available() -> list[str]:
+    return list(REGISTRY)
+
+
+def describe(name: str) -> str:
+    return REGISTRY[name][1]
+
+
+def resolve(spec: str) -> Callable:
+    """The factory of the policy ``spec``: a registered name, or ``"package.module:Class"`` (``load``).
+    ``InputError`` naming ``spec`` when it is neither, cannot be imported or is not a policy."""
+    entry = REGISTRY.get(spec)
+    if entry is not None:
+        return entry[0]
+    if ":" in spec:
+        return load(spec)
+    raise InputError(f"unknown policy {spec!r} (available: {', '.join(REGISTRY)})")
+
+
+def make_policy(name: str, **options):
+    """Build the policy ``name`` (a registered name or ``"package.module:Class"``) with ``options`` (keyword
+    arguments of its class)."""
+    factory = resolve(name)
+    try:
+        pol = factory(**options)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"policy {name!r}: bad options {options}: {e}") from e
+    try:
+        check_policy(pol)
+    except InputError as e:
+        raise InputError(f"policy {name!r}: {e}") from e
+    return pol
+
+
+#: the same as ``make_policy`` (the name other modules use)
+get_policy = make_policy
