@@ -78,8 +78,8 @@ def cost_at_t0_usd(inst: Instance, plans: Sequence[JobPlan], t0: float, egress: 
 
 
 def __getattr__(name):
-    """Pyomo-model names (build_model, lp_relaxation_bound, write_level_mps, ...) load ``placement_milp`` on
-    first use, so importing this module does not import Pyomo."""
+    """The level models' names of ``placement_milp`` (build_level_model, lp_relaxation_bound, write_level_mps)
+    load it on first use, so importing this module does not import Pyomo."""
     from . import placement_milp
     try:
         return getattr(placement_milp, name)
