@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import formulas as F
-from ..errors import BaceOptError, InputError
+from ..errors import InputError
 from ..evaluate import MONEY_KEYS, make_schedule, objective_cost_usd
 from ..instance import Instance
 from ..schedule import Schedule, SolverInfo
