@@ -224,7 +224,7 @@ def test_planted_wrong_cuts_change_the_optimum(monkeypatch):
     with monkeypatch.context() as mp:          # P1.48 without y: k (2 stages) may not sit whole in one region
         _planted(mp, "_y", lambda m, j, r: 0)
         assert _changes_optimum(SPAN)
-    real_ends = W._ends
+    from bace_opt.exact.placement_data import arc_ends as real_ends
     with monkeypatch.context() as mp:          # P1.50 with the start (end) term dropped: every W must be entered
         def rule_no_ends(m):
             J = m.data.jobs

@@ -1,4 +1,4 @@
-"""The racing portfolio (bace_opt.solvers.race, ``--solver race``): the first proof wins, the choice depends only
+"""The racing portfolio (bace_opt.exact.race, ``--solver race``): the first proof wins, the choice depends only
 on the results, bad members are refused, and Ctrl-C stops every child within seconds."""
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from bace_opt.errors import InputError
-from bace_opt.exact import solve
+from bace_opt.exact import race, solve
 from bace_opt.exact.placement import solve_placement
 from bace_opt.instance import GpuType, Instance, Job, Link, Objective, Region
 from bace_opt.schedule import SolverInfo
-from bace_opt.solvers import race, registry
+from bace_opt.solvers import registry
 from bace_opt.solvers.base import SolveOptions
 from procs import children, gone
 

@@ -1,5 +1,6 @@
-"""Exact models: P1 placement (``placement``: Pyomo MILP; ``placement_cpsat``: CP-SAT) and P2 schedule
-(``schedule``, another module).  ``solve`` returns a ``Schedule`` priced by the evaluator.
+"""Exact models: P1 placement (``placement``: the entry point; the Pyomo MILPs, the CP-SAT model and the race of
+back ends in the ``placement_*`` modules and ``race``) and P2 schedule (``schedule``, with ``schedule_*``).
+``solve`` returns a ``Schedule`` priced by the evaluator.
 
     bace_opt.exact.solve(inst, problem="placement", solver="highs", time_limit=60)
 """

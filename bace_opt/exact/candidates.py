@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
 from dataclasses import dataclass, field
 from typing import Sequence
 

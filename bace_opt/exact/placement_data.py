@@ -5,8 +5,8 @@ shares, computed once from (instance, waiting jobs, t0, free resources).
 ``InputError`` naming the field) and builds one ``JobData`` per admissible job: eligible regions and caps,
 positions K_j, speed classes, per-class tau and demand b_jc, usable links, price rates pi_jr, run-time and
 latency / egress coefficients, and the exact Pi^max_j / Pi^min_j bounds of the cost linearization (P1.15).
-``job_arcs`` gives the directed arcs of a job's hop flows, ``identical_pairs`` the interchangeable jobs (P1.21),
-``model_size`` the MILP's binary count.
+``job_arcs`` gives the directed arcs of a job's hop flows (``arc_ends`` the ends of one), ``identical_pairs``
+the interchangeable jobs (P1.21), ``model_size`` the MILP's binary count.
 """
 from __future__ import annotations
 
@@ -55,6 +55,13 @@ def job_arcs(inst: Instance, d: JobData) -> tuple[dict, dict]:
         oa[a].append((e, 0)); ia[b].append((e, 0))
         oa[b].append((e, 1)); ia[a].append((e, 1))
     return oa, ia
+
+
+def arc_ends(inst: Instance, e: int, dd: int) -> tuple[int, int]:
+    """(tail, head) region indexes of link ``e`` crossed in direction ``dd`` (0: a->b, 1: b->a)."""
+    l = inst.links[e]
+    a, b = inst.region_index[l.a], inst.region_index[l.b]
+    return (a, b) if dd == 0 else (b, a)
 
 
 class PlacementData:

@@ -42,7 +42,7 @@ def level_record(level: int, res: SolveResult, build_s: float) -> dict:
 
 @dataclass(frozen=True)
 class SharedLevel:
-    """A level optimum proven by one race member, offered to the others (bace_opt.solvers.race).
+    """A level optimum proven by one race member, offered to the others (bace_opt.exact.race).
     ``objective`` is in model units (level 1: minus the jobs started; level 2: cost in USD; level 3: run time in
     s) and ``solution`` a complete position-form solution that attains it (the next level's start)."""
     level: int

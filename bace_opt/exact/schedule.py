@@ -1,7 +1,7 @@
 """P2, the offline schedule, solved exactly: entry points ``solve_schedule`` and ``pareto_front``.
 
-The model is models/schedule.md.  Both back ends solve the *same* discretized problem, built here once
-(``build_problem``):
+The model is models/schedule.md.  Both back ends solve the *same* discretized problem (its types in
+``schedule_data``), built here once (``build_problem``):
 
     time unit Delta (s): CP-SAT's ``time_resolution_s`` or the MILP's ``slot_s``;
     start of job j: s_j = Delta * t, t integer, t >= lo_j = ceil(a_j / Delta)                   (P2.3)
@@ -24,18 +24,18 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
 from .. import formulas as F
-from ..errors import BaceOptError, InputError
+from ..errors import InputError
 from ..evaluate import MONEY_KEYS, make_schedule, objective_cost_usd
 from ..instance import Instance
 from ..schedule import Schedule, SolverInfo
 from ..solvers.base import SolveOptions, relative_gap
-from .candidates import BW_REL_TOL, Candidate, CandidateSet, enumerate_candidates, pareto_keep, plan_key
+from .candidates import BW_REL_TOL, CandidateSet, enumerate_candidates, pareto_keep, plan_key
+from .schedule_data import JobData, RawResult, Resource, SlottedProblem
 
 log = logging.getLogger(__name__)
 
@@ -48,64 +48,7 @@ _NICE_S = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 72
            86400)
 
 
-# ---------------------------------------------------------------------- the discretized problem
-
-@dataclass
-class JobData:
-    """One job of the discretized problem.  Start index t runs over lo..H (column t - lo of the arrays)."""
-    index: int
-    name: str
-    arrival_s: float
-    lo: int
-    cands: list[Candidate]
-    d: np.ndarray          # (C,) duration in time units, ceil(R / Delta)
-    run_s: np.ndarray      # (C,) R_jc
-    val: np.ndarray        # (C, T) or (C, 1): R_jc / n + mu * cost_jc(Delta t)  (objective part besides Delta t / n)
-    cost: np.ndarray       # (C, T) or (C, 1): cost_jc(Delta t) in USD (electricity + priced egress)
-    varies: bool           # val/cost depend on t (else one column)
-
-
-@dataclass
-class Resource:
-    """A capacity that can bind: GPUs of a region or one link (both directions carry the same load)."""
-    name: str
-    kind: str                              # "gpu" | "link"
-    capacity: float
-    uses: dict[tuple[int, int], float]     # (job index, candidate index) -> amount
-
-
-@dataclass
-class SlottedProblem:
-    inst: Instance
-    delta_s: float
-    mu: float
-    cost_cap_usd: float | None
-    jobs: list[JobData]
-    H: int                                 # last start index any job may take
-    horizon_proven: bool
-    resources: list[Resource]
-    offset: float                          # - sum_j a_j / n
-    symmetric: list[tuple[int, int]]       # (a, b): identical jobs, t_a <= t_b is valid
-    candset: CandidateSet
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return len(self.jobs)
-
-    def objective_of(self, choice: dict[int, tuple[int, int]]) -> float:
-        """Exact objective (P2.1) of a choice {job index: (candidate index, start index t)}."""
-        tot = math.fsum(self.delta_s * t / self.n + self._col(self.jobs[j].val, self.jobs[j], c, t)
-                        for j, (c, t) in choice.items())
-        return tot + self.offset
-
-    def cost_of(self, choice: dict[int, tuple[int, int]]) -> float:
-        return math.fsum(self._col(self.jobs[j].cost, self.jobs[j], c, t) for j, (c, t) in choice.items())
-
-    @staticmethod
-    def _col(arr, jd: JobData, c: int, t: int) -> float:
-        return float(arr[c, t - jd.lo] if jd.varies else arr[c, 0])
-
+# ---------------------------------------------------------------------- building the discretized problem
 
 def _ceil_units(x: float, delta: float) -> int:
     """Smallest integer k with k * delta >= x (exact in floating point).  The corrections are bounded: where
@@ -352,21 +295,6 @@ def _resources(inst: Instance, cs: CandidateSet, jobs: list[JobData]) -> list[Re
         if worst > res.capacity + tol:
             kept.append(res)
     return kept
-
-
-# ---------------------------------------------------------------------- the raw result of a back end
-
-@dataclass
-class RawResult:
-    status: str                                      # optimal | feasible | infeasible | time_limit | error
-    choice: dict[int, tuple[int, int]] | None        # job index -> (candidate index, start index)
-    objective: float | None = None                   # exact objective of ``choice`` (P2.1), s
-    bound: float | None = None                       # proven lower bound (s)
-    nodes: int | None = None
-    build_s: float = 0.0
-    solve_s: float = 0.0
-    message: str | None = None
-    extra: dict = field(default_factory=dict)
 
 
 def warm_choice(prob: SlottedProblem, warm) -> dict[int, tuple[int | None, int]]:

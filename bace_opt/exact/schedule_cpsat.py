@@ -33,7 +33,7 @@ from ortools.sat.python import cp_model
 
 from ..solvers.base import SolveOptions
 from .candidates import BW_REL_TOL
-from .schedule import RawResult, SlottedProblem
+from .schedule_data import RawResult, SlottedProblem
 
 log = logging.getLogger(__name__)
 

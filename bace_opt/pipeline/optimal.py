@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError, SolverUnavailableError
 from ..solvers.base import relative_gap
+from ..solvers.cpsat import solve_interruptible
 from .model import PipelineModel
 from .schedules import Op, greedy, makespan, onefoneb, orders_of, simulate_orders
 
@@ -60,8 +61,34 @@ def solve_optimal(model: PipelineModel, time_limit_s: float = 60.0, threads: int
     except ImportError as e:  # pragma: no cover - ortools is a dependency
         raise SolverUnavailableError(f"the optimal pipeline schedule needs OR-Tools CP-SAT: {e}") from e
     t_wall = time.perf_counter()
-    S, m = model.stages, model.microbatches
     r = resolution_s or default_resolution(model)
+    dur, bnd, exact = _grid_durations(model, r)
+    best_grid_ms, best_ops = _best_heuristic(model, r)
+    g = _Grid(cp_model.CpModel(), model, dur, bnd, int(round(best_grid_ms / r)) + 1)
+    g.add_blocks()
+    g.add_dependencies()
+    g.add_memory()
+    g.add_makespan()
+    if hint:
+        g.add_hint(best_ops, best_grid_ms, r)
+    status, obj, bound, real_cands = _solve(g, cp_model, time_limit_s, threads, seed, r)
+    # the heuristics, re-timed in real durations, are valid schedules too: never return worse than them
+    for name, fn in (("1f1b", onefoneb), ("greedy", greedy)):
+        ops = fn(model)
+        real_cands.append((makespan(ops), name, ops))
+    real_cands.sort(key=lambda c: (c[0], c[1] != "cp-sat"))
+    ms, source, ops = real_cands[0]
+    wall = time.perf_counter() - t_wall
+    log.info("pipeline CP-SAT S=%d m=%d: %s obj=%s bound=%s (%.2fs)", model.stages, model.microbatches, status, obj,
+             bound, wall)
+    return OptimalResult(ops=tuple(ops), iteration_s=ms, status=status, objective_s=obj, bound_s=bound,
+                         gap=relative_gap(obj, bound), resolution_s=r, exact_grid=exact, wall_s=wall,
+                         source=source)
+
+
+def _grid_durations(model: PipelineModel, r: float) -> tuple[dict, dict, bool]:
+    """Block durations {(kind, stage): units} and boundaries {stage k: (latency, transfer) units}, rounded UP to
+    the grid of ``r`` seconds, and whether every one was on the grid already."""
     exact = True
 
     def U(x):
@@ -70,140 +97,172 @@ def solve_optimal(model: PipelineModel, time_limit_s: float = 60.0, threads: int
         exact &= on
         return n
 
-    kinds = model.kinds
-    bk, lk = model.back_kind, model.last_kind
-    dur = {(q, k): U(model.duration(q, k)) for q in kinds for k in range(S)}
+    dur = {(q, k): U(model.duration(q, k)) for q in model.kinds for k in range(model.stages)}
     bnd = {}
     for b in model.boundaries:
         if b.ready_s > 0:
             raise InputError("the optimal pipeline schedule does not model a boundary's ready_s (links set up late)")
         bnd[b.stage] = (U(b.latency_s), U(b.transfer_s))
+    return dur, bnd, exact
 
-    # heuristic schedules on the grid model: horizon and hint
+
+def _best_heuristic(model: PipelineModel, r: float) -> tuple[float, list[Op]]:
+    """The shorter of the 1F1B and greedy schedules on the grid model (makespan, ops): the horizon and the hint."""
     grid = model.scaled(r)
     cands = []
     for name, fn in (("1f1b", onefoneb), ("greedy", greedy)):
         ops = fn(grid)
         cands.append((makespan(ops), name, ops))
     cands.sort(key=lambda c: c[0])
-    best_grid_ms, best_name, best_ops = cands[0]
-    H = int(round(best_grid_ms / r)) + 1
+    best_grid_ms, _, best_ops = cands[0]
+    return best_grid_ms, best_ops
 
-    cm = cp_model.CpModel()
-    start, itv = {}, {}
-    stage_itv = [[] for _ in range(S)]
-    for k in range(S):
-        for q in kinds:
-            d = dur[(q, k)]
+
+class _Grid:
+    """The CP-SAT model on the grid, built family by family (in this order: the model is the same as one built
+    in a single pass, so the solver's search is too)."""
+
+    def __init__(self, cm, model: PipelineModel, dur: dict, bnd: dict, H: int):
+        self.cm, self.model, self.dur, self.bnd, self.H = cm, model, dur, bnd, H
+        self.S, self.m = model.stages, model.microbatches
+        self.bk, self.lk = model.back_kind, model.last_kind
+        self.start, self.xstart = {}, {}
+        self.cmax = None
+
+    def end(self, q, k, i):
+        return self.start[(q, k, i)] + self.dur[(q, k)]
+
+    def add_blocks(self) -> None:
+        """Start and interval of every compute block; (P1) the first forward block starts the iteration; (P2) one
+        block at a time per stage."""
+        cm, S, m, H = self.cm, self.S, self.m, self.H
+        stage_itv = [[] for _ in range(S)]
+        for k in range(S):
+            for q in self.model.kinds:
+                d = self.dur[(q, k)]
+                for i in range(m):
+                    s = cm.NewIntVar(0, H - d, f"s_{q}_{k}_{i}")
+                    self.start[(q, k, i)] = s
+                    stage_itv[k].append(cm.NewFixedSizeIntervalVar(s, d, f"I_{q}_{k}_{i}"))
+        cm.Add(self.start[("F", 0, 0)] == 0)
+        for k in range(S):
+            cm.AddNoOverlap(stage_itv[k])
+
+    def add_dependencies(self) -> None:
+        """(P3)-(P5) data dependencies, with transfers over cross-region boundaries; (P6) one message at a time per
+        link direction, (P8) in micro-batch order."""
+        cm, S, m, H, bk, start, end = self.cm, self.S, self.m, self.H, self.bk, self.start, self.end
+        xstart = self.xstart
+        for k in range(S - 1):
+            b = self.bnd.get(k)
+            link_itv = {"fwd": [], "bwd": []}
             for i in range(m):
-                s = cm.NewIntVar(0, H - d, f"s_{q}_{k}_{i}")
-                start[(q, k, i)] = s
-                itv[(q, k, i)] = cm.NewFixedSizeIntervalVar(s, d, f"I_{q}_{k}_{i}")
-                stage_itv[k].append(itv[(q, k, i)])
+                if b is None:   # same region: zero cost
+                    cm.Add(start[("F", k + 1, i)] >= end("F", k, i))
+                    cm.Add(start[(bk, k, i)] >= end(bk, k + 1, i))
+                    continue
+                lat, c = b
+                if c == 0:
+                    cm.Add(start[("F", k + 1, i)] >= end("F", k, i) + lat)
+                    cm.Add(start[(bk, k, i)] >= end(bk, k + 1, i) + lat)
+                    continue
+                xf = cm.NewIntVar(0, H, f"xf_{k}_{i}")
+                xb = cm.NewIntVar(0, H, f"xb_{k}_{i}")
+                xstart[("XF", k, i)] = xf
+                xstart[("XB", k + 1, i)] = xb
+                link_itv["fwd"].append(cm.NewFixedSizeIntervalVar(xf, c, f"XF_{k}_{i}"))
+                link_itv["bwd"].append(cm.NewFixedSizeIntervalVar(xb, c, f"XB_{k}_{i}"))
+                cm.Add(xf >= end("F", k, i))
+                cm.Add(start[("F", k + 1, i)] >= xf + c + lat)
+                cm.Add(xb >= end(bk, k + 1, i))
+                cm.Add(start[(bk, k, i)] >= xb + c + lat)
+                if i:   # (P8) transfers in micro-batch order on each link direction
+                    cm.Add(xf >= xstart[("XF", k, i - 1)] + c)
+                    cm.Add(xb >= xstart[("XB", k + 1, i - 1)] + c)
+            # (P6) one message at a time per link direction
+            for lst in link_itv.values():
+                if lst:
+                    cm.AddNoOverlap(lst)
+        for k in range(S):
+            for i in range(m):
+                cm.Add(start[(bk, k, i)] >= end("F", k, i))          # (P4) backward after own forward
+                if self.model.split:
+                    cm.Add(start[("W", k, i)] >= end("D", k, i))     # (P5) W after D
 
-    def end(q, k, i):
-        return start[(q, k, i)] + dur[(q, k)]
+    def _delays(self) -> tuple[list[int], list[int], list[int]]:
+        """Minimum delays along the pipeline (grid units): head[k] earliest start of F(k, .), trip[k] from the end
+        of F(k, i) to the earliest start of B/D(k, i) (the round trip through the later stages), back[k] from the
+        end of Q_b(k, i) to the end of the Q_b(0, i) chain."""
+        S, dur, bk = self.S, self.dur, self.bk
+        delay = [0] * S                                        # delay[k]: boundary k's latency + transfer
+        for k, (lat, c) in self.bnd.items():
+            delay[k] = lat + c
+        head = [0] * S
+        for k in range(1, S):
+            head[k] = head[k - 1] + dur[("F", k - 1)] + delay[k - 1]
+        trip = [0] * S
+        for k in range(S - 2, -1, -1):
+            trip[k] = delay[k] + dur[("F", k + 1)] + trip[k + 1] + dur[(bk, k + 1)] + delay[k]
+        back = [0] * S
+        for k in range(1, S):
+            back[k] = back[k - 1] + delay[k - 1] + dur[(bk, k - 1)]
+        return head, trip, back
 
-    # (P1) the first forward block starts the iteration
-    cm.Add(start[("F", 0, 0)] == 0)
-    # (P2) one block at a time per stage
-    for k in range(S):
-        cm.AddNoOverlap(stage_itv[k])
-    # (P3)-(P5) data dependencies, with transfers over cross-region boundaries
-    xstart = {}
-    for k in range(S - 1):
-        b = bnd.get(k)
-        link_itv = {"fwd": [], "bwd": []}
-        for i in range(m):
-            if b is None:   # same region: zero cost
-                cm.Add(start[("F", k + 1, i)] >= end("F", k, i))
-                cm.Add(start[(bk, k, i)] >= end(bk, k + 1, i))
+    def add_memory(self) -> None:
+        """(P7) memory: in-flight micro-batches per stage, with (P10) a micro-batch's residence bounded below."""
+        cm, m, H, lk, start, end = self.cm, self.m, self.H, self.lk, self.start, self.end
+        _, trip, _ = self._delays()
+        for k in range(self.S):
+            lim = self.model.memory_limit[k]
+            if lim >= m:
                 continue
-            lat, c = b
-            if c == 0:
-                cm.Add(start[("F", k + 1, i)] >= end("F", k, i) + lat)
-                cm.Add(start[(bk, k, i)] >= end(bk, k + 1, i) + lat)
-                continue
-            xf = cm.NewIntVar(0, H, f"xf_{k}_{i}")
-            xb = cm.NewIntVar(0, H, f"xb_{k}_{i}")
-            xstart[("XF", k, i)] = xf
-            xstart[("XB", k + 1, i)] = xb
-            link_itv["fwd"].append(cm.NewFixedSizeIntervalVar(xf, c, f"XF_{k}_{i}"))
-            link_itv["bwd"].append(cm.NewFixedSizeIntervalVar(xb, c, f"XB_{k}_{i}"))
-            cm.Add(xf >= end("F", k, i))
-            cm.Add(start[("F", k + 1, i)] >= xf + c + lat)
-            cm.Add(xb >= end(bk, k + 1, i))
-            cm.Add(start[(bk, k, i)] >= xb + c + lat)
-            if i:   # (P8) transfers in micro-batch order on each link direction
-                cm.Add(xf >= xstart[("XF", k, i - 1)] + c)
-                cm.Add(xb >= xstart[("XB", k + 1, i - 1)] + c)
-        # (P6) one message at a time per link direction
-        for lst in link_itv.values():
-            if lst:
-                cm.AddNoOverlap(lst)
-    for k in range(S):
-        for i in range(m):
-            cm.Add(start[(bk, k, i)] >= end("F", k, i))          # (P4) backward after own forward
-            if model.split:
-                cm.Add(start[("W", k, i)] >= end("D", k, i))     # (P5) W after D
-    # minimum delays along the pipeline (grid units): head[k] earliest start of F(k, .), tail_f[k] from the end
-    # of F(k, i) to the earliest start of B/D(k, i) (the round trip through the later stages)
-    delay = [0] * S                                        # delay[k]: boundary k's latency + transfer
-    for k, (lat, c) in bnd.items():
-        delay[k] = lat + c
-    head = [0] * S
-    for k in range(1, S):
-        head[k] = head[k - 1] + dur[("F", k - 1)] + delay[k - 1]
-    trip = [0] * S                                         # end F(k,i) -> start Q_b(k,i)
-    for k in range(S - 2, -1, -1):
-        trip[k] = delay[k] + dur[("F", k + 1)] + trip[k + 1] + dur[(bk, k + 1)] + delay[k]
-    back = [0] * S                                         # end Q_b(k,i) -> end of Q_b(0,i) chain
-    for k in range(1, S):
-        back[k] = back[k - 1] + delay[k - 1] + dur[(bk, k - 1)]
-    # (P7) memory: in-flight micro-batches per stage
-    for k in range(S):
-        lim = model.memory_limit[k]
-        if lim >= m:
-            continue
-        mem = []
-        min_res = dur[("F", k)] + trip[k] + sum(dur[(q, k)] for q in kinds if q != "F")
-        for i in range(m):
-            sz = cm.NewIntVar(min_res, H, f"mem_{k}_{i}")   # (P10) redundant: a micro-batch's residence
-            cm.Add(sz == end(lk, k, i) - start[("F", k, i)])
-            mem.append(cm.NewIntervalVar(start[("F", k, i)], sz, end(lk, k, i), f"M_{k}_{i}"))
-        cm.AddCumulative(mem, [1] * m, lim)
-    # (P8) micro-batch order within (stage, kind): symmetry breaking
-    for k in range(S):
-        for q in kinds:
-            for i in range(1, m):
-                cm.Add(start[(q, k, i)] >= end(q, k, i - 1))
-    # (P9) makespan
-    cmax = cm.NewIntVar(0, H, "C_max")
-    for k in range(S):
-        cm.Add(cmax >= end(lk, k, m - 1))
-        # (P11) redundant: stage k is busy m * (sum of its blocks) after its first forward, and its last
-        # backward block still has to reach stage 0
-        work = m * sum(dur[(q, k)] for q in kinds)
-        cm.Add(cmax >= start[("F", k, 0)] + work + (back[k] if not model.split else 0))
-        cm.Add(start[("F", k, 0)] >= head[k])
-    cm.Minimize(cmax)
+            mem = []
+            min_res = self.dur[("F", k)] + trip[k] + sum(self.dur[(q, k)] for q in self.model.kinds if q != "F")
+            for i in range(m):
+                sz = cm.NewIntVar(min_res, H, f"mem_{k}_{i}")   # (P10) redundant: a micro-batch's residence
+                cm.Add(sz == end(lk, k, i) - start[("F", k, i)])
+                mem.append(cm.NewIntervalVar(start[("F", k, i)], sz, end(lk, k, i), f"M_{k}_{i}"))
+            cm.AddCumulative(mem, [1] * m, lim)
 
-    if hint:
+    def add_makespan(self) -> None:
+        """(P8) micro-batch order within (stage, kind): symmetry breaking; (P9) the makespan C_max, minimized;
+        (P11) redundant lower bounds on it."""
+        cm, S, m, start, end = self.cm, self.S, self.m, self.start, self.end
+        head, _, back = self._delays()
+        for k in range(S):
+            for q in self.model.kinds:
+                for i in range(1, m):
+                    cm.Add(start[(q, k, i)] >= end(q, k, i - 1))
+        cmax = self.cmax = cm.NewIntVar(0, self.H, "C_max")
+        for k in range(S):
+            cm.Add(cmax >= end(self.lk, k, m - 1))
+            # (P11) redundant: stage k is busy m * (sum of its blocks) after its first forward, and its last
+            # backward block still has to reach stage 0
+            work = m * sum(self.dur[(q, k)] for q in self.model.kinds)
+            cm.Add(cmax >= start[("F", k, 0)] + work + (back[k] if not self.model.split else 0))
+            cm.Add(start[("F", k, 0)] >= head[k])
+        cm.Minimize(cmax)
+
+    def add_hint(self, best_ops: list[Op], best_grid_ms: float, r: float) -> None:
+        """The best heuristic schedule (on the grid) as CP-SAT's hint."""
         for o in best_ops:
             key = (o.kind, o.stage, o.mb)
-            var = xstart.get(key) if o.is_transfer else start.get(key)
+            var = self.xstart.get(key) if o.is_transfer else self.start.get(key)
             if var is not None:
-                cm.AddHint(var, int(round(o.start_s / r)))
-        cm.AddHint(cmax, int(round(best_grid_ms / r)))
+                self.cm.AddHint(var, int(round(o.start_s / r)))
+        self.cm.AddHint(self.cmax, int(round(best_grid_ms / r)))
 
+
+def _solve(g: _Grid, cp_model, time_limit_s: float | None, threads: int, seed: int, r: float):
+    """Solve the grid model; (status, objective s, bound s, [(makespan, "cp-sat", ops)] with the solver's block
+    orders re-timed in real durations, when it found a schedule)."""
     solver = cp_model.CpSolver()
     p = solver.parameters
     if time_limit_s is not None:
         p.max_time_in_seconds = float(time_limit_s)
     p.num_workers = int(threads or 1)
     p.random_seed = int(seed)
-    from ..solvers.cpsat import solve_interruptible
-    st = solve_interruptible(solver, cm)
+    st = solve_interruptible(solver, g.cm)
     status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.INFEASIBLE: "infeasible",
               cp_model.UNKNOWN: "time_limit", cp_model.MODEL_INVALID: "error"}.get(st, "error")
     obj = bound = None
@@ -212,19 +271,9 @@ def solve_optimal(model: PipelineModel, time_limit_s: float = 60.0, threads: int
         obj = solver.ObjectiveValue() * r
         bound = solver.BestObjectiveBound() * r
         grid_ops = []
-        for (q, k, i), s in start.items():
+        for (q, k, i), s in g.start.items():
             t = solver.Value(s) * r
-            grid_ops.append(Op(q, k, i, t, t + dur[(q, k)] * r, t + dur[(q, k)] * r))
-        ops = simulate_orders(model, orders_of(grid_ops, S))
+            grid_ops.append(Op(q, k, i, t, t + g.dur[(q, k)] * r, t + g.dur[(q, k)] * r))
+        ops = simulate_orders(g.model, orders_of(grid_ops, g.S))
         real_cands.append((makespan(ops), "cp-sat", ops))
-    # the heuristics, re-timed in real durations, are valid schedules too: never return worse than them
-    for name, fn in (("1f1b", onefoneb), ("greedy", greedy)):
-        ops = fn(model)
-        real_cands.append((makespan(ops), name, ops))
-    real_cands.sort(key=lambda c: (c[0], c[1] != "cp-sat"))
-    ms, source, ops = real_cands[0]
-    wall = time.perf_counter() - t_wall
-    log.info("pipeline CP-SAT S=%d m=%d: %s obj=%s bound=%s (%.2fs)", S, m, status, obj, bound, wall)
-    return OptimalResult(ops=tuple(ops), iteration_s=ms, status=status, objective_s=obj, bound_s=bound,
-                         gap=relative_gap(obj, bound), resolution_s=r, exact_grid=exact, wall_s=wall,
-                         source=source)
+    return status, obj, bound, real_cands

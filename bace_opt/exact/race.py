@@ -3,7 +3,7 @@ proof wins (``--solver race``).
 
     race_placement(inst, members=("highs", "cpsat"), options=SolveOptions(time_limit_s=600), **kw)
 
-Each member runs ``bace_opt.exact.placement.solve_placement(inst, solver=member, ...)`` in its own process
+Each member runs ``placement_backend.solve_one(inst, solver=member, ...)`` (P1 on one back end) in its own process
 (the threads asked for, every core by default, shared out among the members: one each on 2 cores).  Sharing:
 
 * every member starts from the same best start (the caller's warm start when it fits, else the greedy
@@ -44,23 +44,24 @@ from dataclasses import replace
 from typing import Sequence
 
 from ..errors import InputError
-from .base import SolveOptions, available_cores
+from ..schedule import SolverInfo
+from ..solvers import base, registry
+from ..solvers.base import SolveOptions, available_cores
+from .placement_backend import PlacementResult, solve_one
+from .placement_data import PlacementData
+from .placement_levels import SharedLevel
 
 log = logging.getLogger(__name__)
 
 NAME = "race"
-DEFAULT_MEMBERS = ("highs", "cpsat")
+#: the members when none are named: the registry declares them (a race is available when one of them is)
+DEFAULT_MEMBERS = registry.RACE_MEMBERS
 #: seconds a member asked to stop through its inbox gets to end on its own (its back end's cancel) before it
 #: is terminated
 POLITE_S = 1.0
 STOP_GRACE_S = 2.0      # SIGTERM, then SIGKILL after this
 GRACE_S = 10.0          # the parent waits this long past the members' time limit before stopping them
 POLL_S = 0.05
-
-
-def available() -> bool:
-    from . import registry
-    return any(registry.available(m) for m in DEFAULT_MEMBERS)
 
 
 def _context():
@@ -119,7 +120,6 @@ class _MemberShare:
             return self._proved.get(level)
 
     def publish(self, level: int, objective: float, solution) -> None:
-        from ..exact.placement_levels import SharedLevel
         self.out.put(("level", self.i, SharedLevel(level, float(objective), solution, self.name)))
 
 
@@ -128,13 +128,11 @@ def _member(i: int, solver: str, inst, options: SolveOptions, kw: dict, out, inb
     ("done", i, result or None, error text or None) on ``out``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent handles Ctrl-C and stops us
     try:
-        from ..exact.placement import solve_placement
         share = None
         if inbox is not None:
-            from . import base
             share = _MemberShare(i, solver, inbox, out)
             base.set_external_stop(share.stop_wanted)
-        res = solve_placement(inst, solver=solver, options=options, share=share, **kw)
+        res = solve_one(inst, solver=solver, options=options, share=share, **kw)
         out.put(("done", i, res, None))
     except BaseException as e:   # report any failure to the parent instead of dying silently
         out.put(("done", i, None, f"{type(e).__name__}: {e}"))
@@ -155,12 +153,9 @@ class _LocalMember:
         self.pid = None
 
     def _run(self, i, solver, inst, options, kw, out, sharing) -> None:
-        from . import base
         base.set_external_stop(self.share.stop_wanted)
         try:
-            from ..exact.placement import solve_placement
-            res = solve_placement(inst, solver=solver, options=options, share=self.share if sharing else None,
-                                  **kw)
+            res = solve_one(inst, solver=solver, options=options, share=self.share if sharing else None, **kw)
             out.put(("done", i, res, None))
         except BaseException as e:   # report any failure to the race like a child would
             out.put(("done", i, None, f"{type(e).__name__}: {e}"))
@@ -183,7 +178,6 @@ class _LocalMember:
         self._thread.join(timeout)
 
     def kill(self) -> None:
-        from . import base
         if self._thread.is_alive():      # its back end did not stop in time: the command line will not wait
             base.ABANDONED.append(self.name)
 
@@ -232,7 +226,6 @@ def choose(results: dict) -> int:
 
 
 def check_members(members: Sequence[str]) -> list[str]:
-    from . import registry
     members = list(dict.fromkeys(members))
     ok = [b for b, spec in registry.BACKENDS.items() if spec.kind != "race"]
     bad = [m for m in members if m not in ok]
@@ -249,10 +242,9 @@ def check_members(members: Sequence[str]) -> list[str]:
 
 def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: SolveOptions = SolveOptions(),
                    share_levels: bool = True, in_process: bool = True, **kw):
-    """Race ``members`` on P1 (keyword arguments as ``solve_placement``); returns a ``PlacementResult``.
+    """Race ``members`` on P1 (keyword arguments as ``placement.solve_placement``); returns a ``PlacementResult``.
     ``share_levels``: pass each level's first proof on to the other members (module doc).  ``in_process``: the
     first member runs in this process (a thread; ``_LocalMember``), the others in spawned processes."""
-    from ..schedule import SolverInfo
     members = check_members(members)
     if len(members) > available_cores():
         log.warning("race: %d members on %d cores: they share cores", len(members), available_cores())
@@ -326,7 +318,6 @@ def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: S
     if winner is None and results:
         winner = choose(results)
     if winner is None:
-        from ..exact.placement import PlacementData, PlacementResult
         data = PlacementData(inst, kw.get("jobs"), kw.get("t0"), kw.get("free_gpus"), kw.get("free_gbps"))
         msg = "; ".join(f"{m}: {errors.get(i, 'no result')}" for i, m in enumerate(members))
         info = SolverInfo(name=NAME, status="time_limit" if not errors else "error", wall_s=wall, build_s=0.0,

@@ -1,0 +1,124 @@
+"""P1 solved by one back end (models/placement.md): the work of ``placement.solve_placement`` for every solver
+but the race.
+
+``prepare`` checks the inputs and builds the problem data (``placement_data``), and answers at once when there
+is nothing to solve (no waiting job fits) or the model would be too large; ``solve_one`` then runs the back
+end's level scheme (P1.17-P1.19: ``placement_milp`` for HiGHS / SCIP / MathOpt-HiGHS, ``placement_cpsat`` for
+CP-SAT) and packs a ``PlacementResult``.  The race (``race``) runs ``solve_one`` in each of its members.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from ..errors import InputError
+from ..instance import Instance
+from ..schedule import JobPlan, SolverInfo
+from ..solvers import registry
+from ..solvers.base import SolveOptions
+from .placement_data import PlacementData, model_size
+from .placement_solution import plans_from_solution
+
+
+@dataclass
+class PlacementResult:
+    plans: list[JobPlan]
+    blocked: list[str]
+    solver_info: SolverInfo
+    levels: list[dict] = field(default_factory=list)
+    t0: float = 0.0
+
+    @property
+    def started(self) -> list[str]:
+        return [p.name for p in self.plans]
+
+
+def prepare(inst: Instance, jobs: Sequence[str] | None, t0: float | None, free_gpus: Mapping[str, int] | None,
+            free_gbps: Mapping[int, float] | None, solver: str, levels: int, max_binaries: int,
+            formulation: str) -> tuple[PlacementData, float, PlacementResult | None]:
+    """Check the inputs (unknown or unavailable solver, levels, formulation; ``PlacementData`` checks the rest)
+    and build the problem data.  Returns (data, start time, result): the result is None when there is a model
+    to solve, else the answer already (status "optimal" when no waiting job fits the free resources, "error"
+    when the model would have more than ``max_binaries`` binary variables)."""
+    registry.require(solver)
+    if levels not in (1, 2, 3):
+        raise InputError(f"levels: must be 1, 2 or 3, got {levels!r}")
+    if formulation not in ("walk", "position"):
+        raise InputError(f"formulation: must be 'walk' or 'position', got {formulation!r}")
+    t_start = time.perf_counter()
+    data = PlacementData(inst, jobs, t0, free_gpus, free_gbps)
+    if not data.jobs:
+        plans, blocked = [], list(data.never)
+        info = SolverInfo(name=solver, status="optimal", objective=0.0, bound=0.0, gap=0.0,
+                          wall_s=time.perf_counter() - t_start, build_s=0.0, solve_s=0.0, nodes=0,
+                          message="no waiting job fits the free resources" if blocked else "no waiting job",
+                          extra={"jobs_started": 0, "cost_usd": 0.0, "run_s": 0.0})
+        return data, t_start, PlacementResult(plans, blocked, info, [], data.t0)
+    size = model_size(data)
+    if size > max_binaries:
+        info = SolverInfo(name=solver, status="error", wall_s=time.perf_counter() - t_start, build_s=0.0,
+                          solve_s=0.0, message=f"P1 model too large: {size} binary variables > max_binaries="
+                                               f"{max_binaries} ({len(data.jobs)} jobs); not built",
+                          extra={"binaries": size})
+        return data, t_start, PlacementResult([], [d.job.name for d in data.jobs] + list(data.never), info, [],
+                                              data.t0)
+    return data, t_start, None
+
+
+def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | None = None,
+              free_gpus: Mapping[str, int] | None = None, free_gbps: Mapping[int, float] | None = None,
+              solver: str = "highs", options: SolveOptions = SolveOptions(),
+              warm_start: Sequence[JobPlan] | None = None, levels: int = 3, max_binaries: int = 2_000_000,
+              formulation: str = "walk", share=None) -> PlacementResult:
+    """P1 on the back end ``solver`` (arguments as ``placement.solve_placement``; a race is not a back end).
+    ``share`` (set by a race's members): a ``placement_levels.LevelShare`` through which levels proven by other
+    members are adopted."""
+    if registry.BACKENDS.get(solver) is not None and registry.BACKENDS[solver].kind == "race":
+        raise InputError(f"solver {solver!r} is a race of back ends, not one: use placement.solve_placement")
+    data, t_start, done = prepare(inst, jobs, t0, free_gpus, free_gbps, solver, levels, max_binaries, formulation)
+    if done is not None:
+        return done
+    if registry.BACKENDS[solver].kind == "cp":
+        from .placement_cpsat import solve_levels_cpsat
+        sol, lv, build_s = solve_levels_cpsat(data, options, warm_start, levels, t_start, share=share)
+    else:
+        from .placement_milp import solve_levels_milp
+        sol, lv, build_s = solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation,
+                                             share=share)
+    return _finish(data, solver, sol, lv, build_s, t_start)
+
+
+def _finish(data, solver, sol, lv, build_s, t_start, more: dict | None = None) -> PlacementResult:
+    wall = time.perf_counter() - t_start
+    solve_s = sum(r["solve_s"] or 0.0 for r in lv)
+    build_total = build_s + sum((r["build_s"] or 0.0) for r in lv[1:])
+    nodes = sum(r["nodes"] or 0 for r in lv if r["nodes"] is not None) if lv else None
+    if sol is None:
+        last = lv[-1] if lv else {"status": "error", "message": "no level solved"}
+        status = last["status"] if last["status"] in ("infeasible", "time_limit", "error") else "error"
+        info = SolverInfo(name=solver, status=status, wall_s=wall, build_s=build_total, solve_s=solve_s,
+                          nodes=nodes, message=last.get("message") or f"level {len(lv)} ended {status}",
+                          extra={"levels": lv})
+        return PlacementResult([], [d.job.name for d in data.jobs] + list(data.never), info, lv, data.t0)
+    plans, blocked = plans_from_solution(data, sol)
+    all_opt = all(r["status"] == "optimal" for r in lv)
+    last = lv[-1]
+    by_level = {r["level"]: r for r in lv}
+    cost = by_level.get(2, {}).get("objective")
+    status = "optimal" if all_opt else "feasible"
+    msg = None
+    if not all_opt:
+        bad = [r for r in lv if r["status"] != "optimal"]
+        msg = "; ".join(f"level {r['level']} ({r['name']}) {r['status']}" + (f": {r['message']}" if r['message'] else "")
+                        for r in bad)
+    extra = {"levels": lv, "jobs_started": len(plans), "t0": data.t0, **(more or {})}
+    if cost is not None:
+        extra["cost_usd"] = cost
+    if 3 in by_level:
+        extra["run_s"] = by_level[3]["objective"]
+    # report the cost level (the solver's "objective" of P1 as the problem statement prices it)
+    rep = by_level.get(2, last)
+    info = SolverInfo(name=solver, status=status, objective=rep["objective"], bound=rep["bound"], gap=rep["gap"],
+                      wall_s=wall, build_s=build_total, solve_s=solve_s, nodes=nodes, message=msg, extra=extra)
+    return PlacementResult(plans, blocked, info, lv, data.t0)
