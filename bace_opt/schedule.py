@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from . import _check as C
+from .errors import InputError
 
 SCHEMA = "bace-opt/schedule/v1"
 #: ``done``: placed and run; ``blocked``: rejected on arrival (blocking mode); ``not_started``: waiting at a P1
@@ -147,7 +149,14 @@ class Schedule:
         return d
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1) + "\n"
+        """The JSON text (bace-opt/schedule/v1).  A value JSON cannot hold (NaN, Infinity; a policy option such as
+        ``max_price=inf``) is an ``InputError`` naming its field: the file would be refused when read back."""
+        d = self.to_dict()
+        try:
+            return json.dumps(d, indent=1, allow_nan=False) + "\n"
+        except ValueError:
+            raise InputError(f"schedule {self.instance!r}: {_nonfinite(d)} cannot be written as JSON (JSON has no "
+                             "NaN or Infinity); nothing written") from None
 
     def save(self, path) -> None:
         from .files import atomic_write
@@ -291,3 +300,15 @@ def _parse(data: Any, source: str | None) -> Schedule:
 
 def plans_by_name(plans: Sequence[JobPlan]) -> dict[str, JobPlan]:
     return {p.name: p for p in plans}
+
+
+def _nonfinite(v, path: str = "") -> str:
+    """The field path of the first NaN or infinite number in ``v`` (JSON-like), e.g. 'meta.policy_options.x = inf'."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"{path or 'value'} = {v}"
+    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, (list, tuple)) else ()
+    for k, x in items:
+        found = _nonfinite(x, f"{path}.{k}" if path and isinstance(k, str) else f"{path}[{k}]" if path else str(k))
+        if found:
+            return found
+    return ""

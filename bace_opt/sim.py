@@ -141,6 +141,23 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
     return sched, stats
 
 
+def policy_failed(policy: str, what: str, t: float, e: BaseException) -> PolicyError:
+    """A ``PolicyError`` for an exception a policy raised: the policy, what it was asked, the event time, the
+    exception and the policy's own traceback (the frames below the simulator's call)."""
+    import traceback
+    tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
+    own = [f for f in traceback.extract_tb(tb) if f.filename != __file__] if tb is not None else []
+    frames = "".join(traceback.format_list(own))
+    return PolicyError(f"policy {policy!r} raised {type(e).__name__} at t={t:g} s while {what}: {e}"
+                       + (f"\npolicy traceback (most recent call last):\n{frames.rstrip()}" if frames else ""))
+
+
+def _some(names, k: int = 5) -> str:
+    names = list(names)
+    head = ", ".join(repr(n) for n in names[:k])
+    return f"job {head}" if len(names) == 1 else f"jobs {head}" + (f" and {len(names) - k} more" if len(names) > k else "")
+
+
 class _GenericQueue(WaitingQueue):
     """Queue-mode decisions for a policy without ``queue_session``: every waiting job is offered to
     ``decide``, and every waiting job that fits by GPU count to ``place`` for the head-of-line set."""
@@ -158,7 +175,11 @@ class _GenericQueue(WaitingQueue):
             m = False
             if job.gpus <= tot:
                 self.place_calls += 1
-                m = self.pol.place(job, state) is not None
+                try:
+                    m = self.pol.place(job, state) is not None
+                except Exception as e:
+                    raise policy_failed(self.pol.name, f"placing job {n!r} alone (head-of-line measurement)",
+                                        now, e) from e
             self._mark(n, m, now)
 
 
@@ -228,11 +249,14 @@ class _Run:
         return new
 
     # ------------------------------------------------------------------ decisions
-    def call_policy(self, decide, t: float, *args) -> list[JobPlan]:
+    def call_policy(self, decide, t: float, jobs, *args) -> list[JobPlan]:
         stats = self.stats
         c0 = time.thread_time()
         t0 = time.perf_counter()
-        out = decide(t, *args)
+        try:
+            out = decide(t, *args)
+        except Exception as e:      # the policy's own failure: name it, the jobs and the time; keep its traceback
+            raise policy_failed(self.name, f"deciding on {_some(jobs)}", t, e) from e
         stats.decide_s.append(time.perf_counter() - t0)
         stats.decide_cpu_s.append(time.thread_time() - c0)
         stats.decisions += 1
@@ -249,7 +273,7 @@ class _Run:
         if not q.waiting:
             return
         state = self.state(t)
-        out = self.call_policy(q.decide, t, state)
+        out = self.call_policy(q.decide, t, list(q.waiting), state)
         started = set()
         for p in out:
             self.apply(p, t, q.waiting, started)
@@ -259,7 +283,7 @@ class _Run:
         self.unchanged = None if started else state
 
     def decide_blocking(self, t: float, new: list[str]) -> None:
-        out = self.call_policy(self.pol.decide, t, [self.jobs[n] for n in new], self.state(t))
+        out = self.call_policy(self.pol.decide, t, new, [self.jobs[n] for n in new], self.state(t))
         allowed = dict.fromkeys(new)
         started: set[str] = set()
         for p in out:
@@ -328,7 +352,13 @@ class _Run:
         q = self.queue
         before = q.place_calls
         state = self.unchanged or ClusterState(self.inst, t, self.free_gpus, self.free_bw)
-        q.hol_update(state, t)
+        try:
+            q.hol_update(state, t)
+        except PolicyError:
+            raise
+        except Exception as e:
+            raise policy_failed(self.name, f"placing {_some(list(q.waiting))} alone (head-of-line measurement)",
+                                t, e) from e
         self.stats.place_calls += q.place_calls - before
 
     def push_price_event(self, t: float) -> None:

@@ -99,7 +99,7 @@ def build(n_jobs=10_000, n_regions=20, load=0.8, hourly=False, seed=0) -> bo.Ins
 REFERENCE_SUFFIX = "@reference"
 #: ``--policies exact-p1@generic``: the policy through the simulator's generic queue path (every waiting job
 #: offered to every decision's MILP and to the head-of-line ``place``), to compare it with its own queue session
-#: (``policies.exact_online.ExactQueue``: same decisions) in one run
+#: (``exact.online.ExactQueue``: same decisions) in one run
 GENERIC_SUFFIX = "@generic"
 
 

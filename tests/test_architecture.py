@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("policies",),
     ("exact",),
     ("sim",),
-    ("adversary", "bench"),
+    ("adversary", "bench", "gaps"),
     ("plot", "cli", "__main__", ""),
 )
 #: ClusterState's private fields: only its own module reads them

@@ -32,7 +32,7 @@ def test_the_guide_example_runs_through_the_simulator_and_the_evaluator(monkeypa
     inst, schedule, report = ns["inst"], ns["schedule"], ns["report"]
     assert report.feasible and schedule.method == "cheapest-region"
     assert schedule.metrics["jobs_done"] >= 1
-    assert schedule.meta["policy_options"] == {"max_price": float("inf")} and "policy_stats" not in schedule.meta
+    assert schedule.meta["policy_options"] == {"max_price": None} and "policy_stats" not in schedule.meta
     assert bo.evaluate(inst, bo.simulate(inst, ns["CheapestRegion"](), mode="blocking")).feasible
     assert "cheapest-region" in capsys.readouterr().out
 

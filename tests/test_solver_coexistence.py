@@ -90,3 +90,27 @@ def test_version_line_names_both_solver_packages():
     assert f"highspy {version('highspy')}" in text and f"ortools {version('ortools')}" in text
     major, minor = (int(x) for x in version("highspy").split(".")[:2])
     assert (major, minor) >= (1, 16)
+
+
+def test_direct_highs_solves_with_other_thread_counts_in_one_thread():
+    """HiGHS sizes one task scheduler per calling thread; a later solve in that thread with another thread count
+    failed with status kNotset until ``solvers.highs.set_threads`` reset it (seen in the suite: a test's solve at
+    HiGHS's default count, then P2's relaxation at every core)."""
+    code = textwrap.dedent("""
+        import highspy
+        from pathlib import Path
+        from bace_opt.instance import load_instance
+        from bace_opt.exact.schedule_relax import pool_lower_bound
+        from bace_opt.solvers.base import SolveOptions
+        h = highspy.Highs()                     # a plain highspy solve first, at HiGHS's own default count
+        h.setOptionValue("output_flag", False)
+        h.addVar(0.0, 1.0)
+        h.run()
+        inst = load_instance(Path("instances/tiny-2r-2j.json"))
+        print([pool_lower_bound(inst, SolveOptions(threads=t))["lower_bound_status"] for t in (1, 2, None, 1)])
+    """)
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240, cwd=root)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip().splitlines()[-1] == "['optimal', 'optimal', 'optimal', 'optimal']"

@@ -13,7 +13,7 @@ import logging
 from ..files import atomic_write, check_output
 from ..instance import load_instance
 from ._args import check_range, finite_float
-from .simulate import _parse_options
+from .simulate import parse_options
 
 log = logging.getLogger("bace_opt.cli.gap")
 
@@ -56,7 +56,7 @@ def run(args) -> int:
     log.info("loaded %s: %d regions, %d jobs; gap of %s", inst.name, len(inst.regions), len(inst.jobs),
              ", ".join(policies))
     report = gap(inst, policies, time_limit=args.time_limit, solver=args.solver, online=args.online,
-                 online_time_limit=args.online_time_limit, policy_options=_parse_options(args.option))
+                 online_time_limit=args.online_time_limit, policy_options=parse_options(args.option))
     d = report.to_dict()
     if args.output:
         atomic_write(args.output, json.dumps(d, indent=1) + "\n")

@@ -23,8 +23,8 @@ import sys
 
 from ..errors import BaceOptError
 
-COMMANDS = ["validate", "generate", "evaluate", "solve", "simulate", "gap", "pipeline", "bench", "optical",
-            "adversary", "plot"]
+COMMANDS = ["validate", "generate", "evaluate", "solve", "simulate", "gap", "policies", "pipeline", "bench",
+            "optical", "adversary", "plot"]
 
 
 def version_text() -> str:

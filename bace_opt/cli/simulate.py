@@ -30,7 +30,8 @@ def add_parser(sub):
                        epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("instance", help="instance JSON file (schema bace-opt/instance/v1)")
     p.add_argument("--policy", default="bace-pipe", metavar="NAME",
-                   help=f"one of: {', '.join(names)} (default bace-pipe)")
+                   help=f"one of: {', '.join(names)} (default bace-pipe); or a policy of your own: "
+                        "package.module:Class or path/to/file.py:Class (docs/policies.md)")
     p.add_argument("--mode", default="queue", choices=["queue", "blocking"],
                    help="queue: jobs that cannot start wait; blocking: they are rejected on arrival")
     p.add_argument("--seed", type=int_arg, default=0, help="seed passed to the policy (default 0)")
@@ -46,7 +47,7 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
-def _parse_options(items) -> dict:
+def parse_options(items) -> dict:
     out = {}
     for it in items:
         if "=" not in it:
@@ -68,13 +69,13 @@ def run(args) -> int:
     from ..sim import simulate
     if args.output:
         check_output(args.output, suffixes=(".json",), inputs=(args.instance,))
-    if args.policy not in available():
-        raise InputError(f"unknown policy {args.policy!r} (available: {', '.join(available())})")
+    from ..policies import resolve
+    resolve(args.policy)        # a registered name, package.module:Class or file.py:Class, checked before any work
     inst = load_instance(args.instance)
     log.info("loaded %s: %d regions, %d jobs; simulating %s (%s mode)", inst.name, len(inst.regions),
              len(inst.jobs), args.policy, args.mode)
     sched = simulate(inst, policy=args.policy, mode=args.mode, seed=args.seed, track_hol=not args.no_hol,
-                     iteration_model=args.iteration_model, **_parse_options(args.option))
+                     iteration_model=args.iteration_model, **parse_options(args.option))
     if args.output:
         sched.save(args.output)
         log.info("wrote %s", args.output)

@@ -25,6 +25,7 @@ import numpy as np
 import highspy
 
 from ..solvers.base import SolveOptions
+from ..solvers.highs import set_threads
 from .candidates import BW_REL_TOL
 from .schedule_data import RawResult, SlottedProblem
 
@@ -192,8 +193,7 @@ def solve_milp(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawRes
     # HiGHS presolve spent most of the solve time on these overlapping window rows of the test instances during
     # development (one-off observation, about ten times slower); off unless backend_options={"presolve": "on"}
     h.setOptionValue("presolve", "off")
-    if options.threads:
-        h.setOptionValue("threads", int(options.threads))
+    set_threads(h, options.threads)
     for k, v in backend.items():
         h.setOptionValue(k, v)
     if warm and all(ci is not None for ci, _ in warm.values()) and len(warm) == prob.n:

@@ -32,6 +32,7 @@ from typing import Any
 from .. import formulas as F
 from ..instance import Instance
 from ..solvers.base import SolveOptions
+from ..solvers.highs import set_threads
 
 log = logging.getLogger(__name__)
 
@@ -205,8 +206,7 @@ def pool_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu:
     h.setOptionValue("random_seed", int(options.seed))
     if options.time_limit_s is not None:
         h.setOptionValue("time_limit", float(max(options.time_limit_s, 0.01)))
-    if options.threads is not None:
-        h.setOptionValue("threads", int(options.threads))
+    set_threads(h, options.threads)
     cols = []            # (job, t)
     costs = []
     for j, job in enumerate(inst.jobs):

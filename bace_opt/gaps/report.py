@@ -175,11 +175,12 @@ def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, 
 def _policy(spec: Any, options: dict):
     """A policy object from a registered name or ``package.module:Class`` (with ``options``), or the object."""
     from ..policies import make_policy
+    from ..policies.contract import check_policy
     if isinstance(spec, str):
         return make_policy(spec, **options)
     if options:
         raise InputError(f"policy options {sorted(options)} given with a policy object; configure the object instead")
-    return spec
+    return check_policy(spec)
 
 
 def _online(inst: Instance, report: GapReport, pols: Sequence[Any], time_limit: float, threads) -> None:

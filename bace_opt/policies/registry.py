@@ -10,6 +10,8 @@ so the registry names it ``"bace_opt.exact.online:ExactP1"`` and imports it only
 from __future__ import annotations
 
 import importlib
+import os
+from pathlib import Path
 from typing import Callable
 
 from ..errors import InputError
@@ -33,15 +35,19 @@ class ByPath:
 
 
 def load(spec: str) -> Callable:
-    """The class (or factory) named by ``"package.module:Class"``; ``InputError`` naming ``spec`` when it cannot
-    be imported or is not a policy (a class needs ``decide`` and ``place``)."""
-    module, _, attr = spec.partition(":")
+    """The class (or factory) named by ``"package.module:Class"`` or ``"path/to/file.py:Class"``; ``InputError``
+    naming ``spec`` when it cannot be imported or is not a policy (a class needs ``decide`` and ``place``)."""
+    module, _, attr = spec.rpartition(":")
     if not module or not attr:
-        raise InputError(f"policy {spec!r}: expected a registered name or 'package.module:Class'")
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as e:
-        raise InputError(f"policy {spec!r}: cannot import {module!r} ({e})") from e
+        raise InputError(f"policy {spec!r}: expected a registered name, 'package.module:Class' or "
+                         "'path/to/file.py:Class'")
+    if module.endswith(".py") or os.sep in module or "/" in module:
+        mod = _load_file(spec, module)
+    else:
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as e:
+            raise InputError(f"policy {spec!r}: cannot import {module!r} ({e})") from e
     obj = mod
     for part in attr.split("."):
         if part not in vars(obj):
@@ -52,6 +58,31 @@ def load(spec: str) -> Callable:
         raise InputError(f"policy {spec!r}: {attr!r} is not a policy (a class with decide(now, queue, state) "
                          "and place(job, state))")
     return obj
+
+
+def _load_file(spec: str, path: str):
+    """The module of a policy file, imported once per resolved path (as ``bace_opt_user_policies.<stem>_<hash>``,
+    so that two files of one name do not collide and worker processes, which resolve the same spec, agree)."""
+    import hashlib
+    import importlib.util
+    import sys
+    p = Path(path).expanduser().resolve()
+    if not p.is_file():
+        raise InputError(f"policy {spec!r}: no such file {path!r}")
+    name = f"bace_opt_user_policies.{p.stem}_{hashlib.sha1(str(p).encode()).hexdigest()[:8]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    loader_spec = importlib.util.spec_from_file_location(name, p)
+    if loader_spec is None or loader_spec.loader is None:
+        raise InputError(f"policy {spec!r}: {path!r} is not a Python file")
+    mod = importlib.util.module_from_spec(loader_spec)
+    sys.modules[name] = mod
+    try:
+        loader_spec.loader.exec_module(mod)
+    except Exception as e:      # the user's file failed to import: name it, keep the reason
+        del sys.modules[name]
+        raise InputError(f"policy {spec!r}: importing {path!r} failed: {type(e).__name__}: {e}") from e
+    return mod
 
 
 def _defined(cls: type, name: str):
@@ -100,29 +131,60 @@ HEURISTICS = ("bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "fifo")
 ABLATIONS = ("bace-pipe-no-priority", "bace-pipe-no-pathfinder", "bace-pipe-no-costmin")
 
 
+#: the entry-point group through which installed packages register policies: in a package's pyproject.toml,
+#: ``[project.entry-points."bace_opt.policies"]`` then ``my-policy = "mypackage.module:MyPolicy"``
+ENTRY_POINT_GROUP = "bace_opt.policies"
+
+
+def plugins() -> dict[str, tuple[Callable, str]]:
+    """Policies registered by installed packages (``ENTRY_POINT_GROUP``), by name; a name that a shipped policy
+    already has is left out (the shipped one wins) with a warning."""
+    import logging
+    from importlib.metadata import entry_points
+    out: dict[str, tuple[Callable, str]] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in REGISTRY:
+            logging.getLogger(__name__).warning("policy entry point %r of %s: a shipped policy has that name; "
+                                                "ignored", ep.name, ep.value)
+            continue
+        dist = getattr(ep, "dist", None)
+        origin = f"{dist.name} {dist.version}" if dist is not None else "an installed package"
+        out[ep.name] = (ByPath(ep.value), f"from {origin} ({ep.value})")
+    return out
+
+
+def registry() -> dict[str, tuple[Callable, str]]:
+    """Every registered policy: the shipped ones, then those of installed packages."""
+    return {**REGISTRY, **plugins()}
+
+
 def available() -> list[str]:
-    return list(REGISTRY)
+    return list(registry())
 
 
 def describe(name: str) -> str:
-    return REGISTRY[name][1]
+    return registry()[name][1]
 
 
 def resolve(spec: str) -> Callable:
-    """The factory of the policy ``spec``: a registered name, or ``"package.module:Class"`` (``load``).
-    ``InputError`` naming ``spec`` when it is neither, cannot be imported or is not a policy."""
-    entry = REGISTRY.get(spec)
+    """The factory of the policy ``spec``: a registered name (shipped or from an installed package's entry
+    point), ``"package.module:Class"`` or ``"path/to/file.py:Class"`` (``load``).  ``InputError`` naming
+    ``spec`` when it is none of these, cannot be imported or is not a policy."""
+    entry = REGISTRY.get(spec) or plugins().get(spec)
     if entry is not None:
         return entry[0]
     if ":" in spec:
         return load(spec)
-    raise InputError(f"unknown policy {spec!r} (available: {', '.join(REGISTRY)})")
+    raise InputError(f"unknown policy {spec!r} (available: {', '.join(available())}; or package.module:Class, "
+                     "or path/to/file.py:Class)")
 
 
 def make_policy(name: str, **options):
-    """Build the policy ``name`` (a registered name or ``"package.module:Class"``) with ``options`` (keyword
-    arguments of its class)."""
+    """Build the policy ``name`` (a registered name, ``"package.module:Class"`` or ``"path/to/file.py:Class"``)
+    with ``options`` (keyword arguments of its class; ``seed`` only where the class takes one)."""
     factory = resolve(name)
+    if "seed" in options and not _takes(factory, "seed"):
+        options = {k: v for k, v in options.items() if k != "seed"}    # the simulator's seed, for policies that draw
     try:
         pol = factory(**options)
     except (TypeError, ValueError) as e:
@@ -132,6 +194,18 @@ def make_policy(name: str, **options):
     except InputError as e:
         raise InputError(f"policy {name!r}: {e}") from e
     return pol
+
+
+def _takes(factory: Callable, param: str) -> bool:
+    """Whether ``factory`` accepts the keyword ``param`` (or any keyword); True when it cannot be inspected."""
+    import inspect
+    if isinstance(factory, ByPath):
+        factory = load(factory.spec)
+    try:
+        ps = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == param or p.kind is inspect.Parameter.VAR_KEYWORD for p in ps)
 
 
 #: the same as ``make_policy`` (the name other modules use)

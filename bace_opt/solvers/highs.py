@@ -8,6 +8,7 @@ solve time (the model build time is the caller's to measure).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 import pyomo.environ as pyo
@@ -26,6 +27,25 @@ def available() -> bool:
         return bool(Highs().available())
     except Exception:  # any import problem means "not available"
         return False
+
+
+#: per calling thread, the thread count its HiGHS task scheduler was last sized for by ``set_threads``
+_THREAD = threading.local()
+
+
+def set_threads(h, threads: int | None) -> int:
+    """Set a highspy object's ``threads`` (None: every core available) for a solve run in the calling thread;
+    returns the count.  HiGHS keeps one task scheduler per calling thread, sized by that thread's first solve, and
+    a later solve in the same thread that asks for another count fails (HiGHS 1.16: status kNotset, "global
+    scheduler has already been initialized").  So the thread's scheduler is reset the first time and whenever the
+    count changes; the adapter above runs each solve in a thread of its own and needs none of this."""
+    import highspy
+    n = int(threads) if threads is not None else available_cores()
+    if getattr(_THREAD, "threads", None) != n:
+        highspy.Highs.resetGlobalScheduler(True)
+        _THREAD.threads = n
+    h.setOptionValue("threads", n)
+    return n
 
 
 def _cancel(opt) -> None:
