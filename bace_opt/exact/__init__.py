@@ -1,6 +1,7 @@
 """Exact models: P1 placement (``placement``: the entry point; the Pyomo MILPs, the CP-SAT model and the race of
 back ends in the ``placement_*`` modules and ``race``) and P2 schedule (``schedule``, with ``schedule_*``).
-``solve`` returns a ``Schedule`` priced by the evaluator.
+``solve`` returns a ``Schedule`` priced by the evaluator; ``ExactP1`` (``online``) is the online policy that
+solves P1 at every event.
 
     bace_opt.exact.solve(inst, problem="placement", solver="highs", time_limit=60)
 """
@@ -14,6 +15,7 @@ from ..evaluate import make_schedule, objective_cost_usd
 from ..instance import Instance
 from ..schedule import JobPlan
 from ..solvers.base import SolveOptions
+from .online import ExactP1, ExactQueue  # noqa: F401  (the exact-P1 online policy: make_policy("exact-p1"))
 
 log = logging.getLogger(__name__)
 

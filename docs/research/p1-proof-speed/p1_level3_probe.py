@@ -1,7 +1,7 @@
 """Record, not maintained: a one-off probe of issue 11 (P1 proof speed), measured on highspy 1.12 (HiGHS 1.12)
 and kept as the record of those measurements (output and reading in results/p1_level3_probe.md; the rounds in
 log.md, which names each run's commit and load).  Moved from benchmarks/ in issue 26; no test imports it,
-and it may not run against today's bace_opt.  Run it from the repository root, as it was run (PYTHONPATH=.
+and it does not run against today's bace_opt: it imports ``bace_opt.exact.placement_split`` (``--solver highs-split``), removed in issue 27 (docs/research/highs-1.16/README.md); check out a commit before b70dcb8 to run it.  Run it from the repository root, as it was run (PYTHONPATH=.
 makes ``benchmarks.common`` importable; the sibling probes it imports are found beside it):
 
     PYTHONPATH=. python docs/research/p1-proof-speed/p1_level3_probe.py ...

@@ -28,7 +28,7 @@ import sys
 import time
 
 from benchmarks.common import realistic
-from bace_opt.exact import placement_milp
+from bace_opt.exact import placement_position   # the position model (placement_milp.py before issue 26)
 from bace_opt.exact.placement import solve_placement
 from bace_opt.exact.placement_data import PlacementData
 from bace_opt.exact.placement_levels import LevelShare, SharedLevel
@@ -82,15 +82,15 @@ def level3(s, tl):
     inst = realistic(s)
     new = _new(inst, 3, {"seed": s})
     sol = solution_from_plans(PlacementData(inst), new.plans)
-    saved = getattr(placement_milp, "LEVEL3_BY_COST", False)
-    placement_milp.LEVEL3_BY_COST = True       # the position module's level 3 by cost minimization (P1.45)
+    saved = getattr(placement_position, "LEVEL3_BY_COST", False)
+    placement_position.LEVEL3_BY_COST = True       # the position module's level 3 by cost minimization (P1.45)
     try:
         t = time.perf_counter()
         old = solve_placement(inst, solver="highs", formulation="position", warm_start=new.plans,
                               share=_Fixed(new.levels[0]["objective"], Z2_OLD[s], sol),
                               options=SolveOptions(time_limit_s=tl, threads=1))
     finally:
-        placement_milp.LEVEL3_BY_COST = saved
+        placement_position.LEVEL3_BY_COST = saved
     print(json.dumps(dict(seed=s, stage="position-level3", wall=round(time.perf_counter() - t, 1),
                           status=old.solver_info.status, levels=_levels(old))), flush=True)
 
