@@ -12,8 +12,7 @@ Writes benchmarks/results/bench_placement.csv and .md.
 
     python -m benchmarks.bench_placement --realistic [--variants highs:walk,highs:position]
 
-(variants highs-split[:L2/L3[/parts]] = the split proofs of placement_split, e.g. highs-split:seeds/parts/2;
-highs:walk0 = the walk model without P1.46-P1.50 and highs:walkp1 = without the price-pack start
+(variants highs:walk0 = the walk model without P1.46-P1.50 and highs:walkp1 = without the price-pack start
 and the level-3 cutoff P1.51, for before / after figures in one run; see WALK_VARIANTS; a suffix #N runs the
 variant with random seed N, e.g. highs:walk#2, to see how much of a difference is the search's luck)
 
@@ -43,8 +42,12 @@ from bace_opt.solvers.base import SolveOptions
 from benchmarks.common import RANDOM_LARGE, RESULTS, ROOT, git_commit, load_1min, realistic
 
 TARGET_S = {"paper-8j": 60.0, "paper-24j": 300.0}
-REALISTIC_TARGET_S = 60.0
-RANDOM_LARGE_TARGET_S = 600.0
+#: issue 27's targets on highspy 1.16 (issue 11's, on 1.12, were 60 s and 600 s)
+REALISTIC_TARGET_S = 30.0
+RANDOM_LARGE_TARGET_S = 300.0
+#: the 20-region, 50-job fleet (instances/realistic-20r-50j-seed*.json): proven within 600 s, or a gap of at most
+#: 0.5 % against the proven bound
+FLEET_TARGET_S, FLEET_TARGET_GAP = 600.0, 0.005
 
 
 def realistic_main(args) -> int:
@@ -74,22 +77,6 @@ def parse_variant(text: str) -> tuple[str, str, int]:
     if not parts[0] or len(parts) > 2:
         raise SystemExit(f"--variants: {text!r}: expected backend[:formulation][#seed]")
     return parts[0], (parts[1] if len(parts) > 1 else "walk"), int(seed) if sep else 0
-
-
-def split_options(form: str) -> dict:
-    """``highs-split`` variants: "walk" = the defaults of ``placement_split``; else "L2/L3[/parts]" with L2, L3 in
-    parts, seeds, whole (how levels 2 and 3 are run, ``placement_split.plan_groups``) and the number of parts."""
-    if form == "walk":
-        return {}
-    bits = form.split("/")
-    if len(bits) not in (2, 3) or any(b not in ("parts", "seeds", "whole") for b in bits[:2]) or \
-            (len(bits) == 3 and not bits[2].isdigit()):
-        raise SystemExit(f"--variants: highs-split:{form}: expected walk or L2/L3[/parts], L2 and L3 in "
-                         "parts, seeds, whole")
-    out = {"split_l2": bits[0], "split_l3": bits[1]}
-    if len(bits) == 3:
-        out["split_parts"] = int(bits[2])
-    return out
 
 
 #: the walk model's families P1.46-P1.50 (models/placement.md section 9c), off in the "walk0" variant
@@ -141,6 +128,9 @@ def family_instances(family: str, seed: int):
     if family == "random-large":
         from bace_opt.builders.synthetic import random_instance
         return [(random_instance(seed=seed, **RANDOM_LARGE[k]), f"random-{k}-seed{seed}") for k in RANDOM_LARGE]
+    if family == "fleet20":
+        p = ROOT / "instances" / f"realistic-20r-50j-seed{seed}.json"
+        return [(load_instance(p), p.stem)]
     return [(realistic(seed), f"realistic-8r-16j-mixed-seed{seed}")]
 
 
@@ -154,23 +144,18 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         cpu0 = time.process_time()
         t = time.perf_counter()
         kw = {} if backend in ("cpsat", "race") else {"formulation": "walk" if form in WALK_VARIANTS else form}
-        bopts = {}
-        if backend == "highs-split":       # form "walk" (the defaults) or L2/L3[/parts], e.g. seeds/parts/2
-            kw = {"formulation": "walk"}
-            bopts = split_options(form)
         if backend == "race":       # "race" shares proven levels; "race:noshare" races whole solves
-            from bace_opt.solvers.race import race_placement
+            from bace_opt.exact.race import race_placement
             res = race_placement(inst, options=SolveOptions(time_limit_s=tl, threads=args.threads, seed=seed),
                                  share_levels=(form != "noshare"))
         else:
             with _walk_cuts(form):
                 res = solve_placement(inst, solver=backend, options=SolveOptions(time_limit_s=tl, threads=args.threads,
-                                                                                 seed=seed, backend_options=bopts),
+                                                                                 seed=seed),
                                       **kw)
         wall = time.perf_counter() - t
         cpu = time.process_time() - cpu0
         si = res.solver_info
-        cpu += (si.extra or {}).get("worker_cpu_s", 0.0)      # highs-split: its workers' CPU (start-up included)
         lv = {l["level"]: l for l in res.levels}
         lpb = (si.extra or {}).get("levels_proved_by") or {}
         row = dict(instance=label, backend=backend,
@@ -186,21 +171,20 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
                    level_solve_s="/".join(f"{lv[k]['solve_s']:.1f}" for k in sorted(lv)),
                    level_nodes="/".join(str(lv[k]["nodes"]) for k in sorted(lv)),
                    level_status="/".join(lv[k]["status"] for k in sorted(lv)),
-                   parts_cpu_s=_parts_cpu(res.levels), exclusions=_exclusions(si.extra or {}),
                    root_bound_l2=None, loadavg_start=round(load0, 2), loadavg_end=load_1min(),
                    commit=commit)
         rows.append(row)
         print(" ".join(f"{k}={_fmt(row[k])}" for k in ("instance", "backend", "formulation", "seed", "status", "wall_s",
                                                         "cpu_s", "cost_usd", "run_s", "level_build_s",
                                                         "level_solve_s", "level_nodes", "level_status",
-                                                        "parts_cpu_s", "exclusions", "loadavg_start", "loadavg_end")),
+                                                        "loadavg_start", "loadavg_end")),
               flush=True)
     # root bounds per formulation (level 2 LP relaxation, level 1 fixed at the proven count)
     z1 = next((r["jobs_started"] for r in rows if r["instance"] == label and r["level_status"].startswith("optimal")),
               None)       # level 1 proven
     if z1 is not None:
         for form in sorted({r["formulation"] for r in rows if r["instance"] == label
-                            and r["backend"] not in ("race", "highs-split") and r["formulation"] != "-"}):
+                            and r["backend"] != "race" and r["formulation"] != "-"}):
             tb = time.perf_counter()
             with _walk_cuts(form):
                 lp = lp_relaxation_bound(data, level=2, fix={1: z1},
@@ -211,51 +195,33 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
             print(f"  {label} {form}: level-2 LP bound {lp:.9g} ({time.perf_counter() - tb:.1f} s)", flush=True)
 
 
-def _parts_cpu(levels) -> str | None:
-    """highs-split: each level's parts as CPU seconds in their workers ("L2 a/b L3 c/d"; "-" for a part not run
-    or cancelled), the split's work per part; None for other back ends."""
-    bits = []
-    for l in levels:
-        if l.get("parts"):
-            bits.append(f"L{l['level']} " + "/".join("-" if p.get("cpu_s") is None else f"{p['cpu_s']:.1f}"
-                                                      for p in l["parts"]))
-    return " ".join(bits) or None
-
-
-def _exclusions(extra: dict) -> str | None:
-    """highs-split: each exclusion (models/placement.md 9g) as half:excluded|kept|-(not finished) and its CPU s,
-    then the level-3 region and split ("L3 on ..."); None for other back ends."""
-    ex = extra.get("exclusions")
-    if not ex:
-        return None
-    bits = [f"{e['half']}:{'excluded' if e['excluded'] else ('kept' if e['cpu_s'] is not None else '-')}"
-            + ("" if e["cpu_s"] is None else f"({e['cpu_s']:.1f}s)") for e in ex]
-    return " ".join(bits) + " L3 on " + ",".join(extra.get("split_level3") or ["whole"])
-
-
 def _realistic_write(args, rows, commit) -> None:
     lines = _agreement(rows) + _realistic_targets(rows, args.family) + _race_lines(rows)
     for line in lines:
         print(line)
     out = RESULTS
     out.mkdir(exist_ok=True)
-    name = {"realistic": "bench_placement_realistic", "random-large": "bench_placement_random_large"}.get(
+    name = {"realistic": "bench_placement_realistic", "random-large": "bench_placement_random_large",
+            "fleet20": "bench_placement_fleet20"}.get(
         args.family, f"bench_placement_{args.family}_race")
     if args.out_suffix:
         name += "_" + args.out_suffix
     atomic_write(out / f"{name}.csv", csv_text(list(rows[0]), rows))
     cols = ["instance", "backend", "formulation", "seed", "status", "proved_by", "wall_s", "cpu_s", "jobs_started", "cost_usd",
             "run_s", "root_bound_l2", "build_s", "level_build_s", "level_solve_s", "level_nodes", "level_status",
-            "parts_cpu_s", "exclusions", "loadavg_start", "loadavg_end"]
+            "loadavg_start", "loadavg_end"]
     what = {"realistic": "8 AWS regions, 28 measured links, mixed A100-80GB/H100-80GB, hourly prices, 16 jobs "
                          "(bench_placement.realistic)",
             "paper8": "the paper instances, 6 regions x 8 jobs",
             "random-large": "bace_opt.builders.synthetic.random_instance as the solvers suite's large size: "
-                            + ", ".join(f"{k} {v}" for k, v in RANDOM_LARGE.items())}[args.family]
+                            + ", ".join(f"{k} {v}" for k, v in RANDOM_LARGE.items()),
+            "fleet20": "instances/realistic-20r-50j-seed*.json: 20 regions across AWS, GCP and Azure, mixed GPU "
+                       "types, measured links (estimates named in each instance's meta), hourly prices, 50 jobs"}[
+        args.family]
     md = [f"# P1 {args.family} benchmark (commit {commit}, {os.cpu_count()} cores shared with other sessions, "
           f"threads={args.threads or 'all cores'}; highspy {_version('highspy')})\n",
           f"Instances: {what}.  Variants: walk = the new formulation with P1.41-P1.50 (models/placement.md sections "
-          "9-9d), walk0 = the same without P1.46-P1.51 and the price-pack start (as before section 9c), walkp1 = without P1.51 and the price-pack start (as after section 9c), position = the old one; highs-split = the walk model with the proofs of levels 2 and 3 split into parts on worker processes (section 9f; formulation column: walk = defaults, else L2/L3/parts), its cpu_s includes the workers' CPU.  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
+          "9-9d), walk0 = the same without P1.46-P1.51 and the price-pack start (as before section 9c), walkp1 = without P1.51 and the price-pack start (as after section 9c), position = the old one.  level_* = levels 1/2/3 (jobs started, cost at t0, run time); a level "
           "proven by the GPU-count bound shows 0.0 s and None nodes.  root_bound_l2 = LP relaxation of level 2 "
           "with level 1 fixed.  loadavg = 1-minute load when the row started / ended (2 cores): timings scale "
           "with it; compare rows of one run.\n",
@@ -323,13 +289,25 @@ def _race_lines(rows):
     return lines
 
 
+def _level2_gap(r) -> float | None:
+    """The cost level's relative gap against its proven bound (None without both)."""
+    c, b = r.get("cost_usd"), r.get("cost_bound")
+    if c is None or b is None or not c > 0:
+        return None
+    return max(c - b, 0.0) / c
+
+
 def _realistic_targets(rows, family="realistic"):
     lines = []
     target = RANDOM_LARGE_TARGET_S if family == "random-large" else REALISTIC_TARGET_S
     for r in rows:
-        if r["backend"] not in ("highs", "highs-split"):
+        if r["backend"] != "highs":
             continue
         ok = r["status"] == "optimal" and r["wall_s"] < target
+        if family == "fleet20":
+            target = FLEET_TARGET_S
+            gap = _level2_gap(r)
+            ok = (r["status"] == "optimal" and r["wall_s"] < target) or (gap is not None and gap <= FLEET_TARGET_GAP)
         lines.append(f"TARGET {'MET   ' if ok else 'MISSED'} {r['instance']} {_label(r)}: {r['status']} in "
                      f"{r['wall_s']:.1f} s, CPU {_fmt(r['cpu_s'])} s (target {target:.0f} s; load {r['loadavg_start']}-"
                      f"{r['loadavg_end']} on 2 cores)")
@@ -364,10 +342,10 @@ def main(argv=None) -> int:
     ap.add_argument("--realistic", action="store_true", help="the issue-11 realistic suite (see the docstring)")
     ap.add_argument("--variants", default="highs:walk,highs:position",
                     help="realistic suite: comma-separated backend[:formulation][#seed] (formulation walk|position; "
-                         "backend highs, highs-split, scip, cpsat or race; highs-split:L2/L3[/parts]; #seed: the "
+                         "backend highs, scip, cpsat or race; #seed: the "
                          "back end's random seed, default 0)")
     ap.add_argument("--seeds", default="1,2,3", help="realistic suite: seeds (default 1,2,3)")
-    ap.add_argument("--family", choices=["realistic", "paper8", "random-large"], default="realistic",
+    ap.add_argument("--family", choices=["realistic", "paper8", "random-large", "fleet20"], default="realistic",
                     help="with --realistic: the issue-11 realistic instances, the paper 8-job instances (for the "
                          "race measured beside its members), or the random 10 x 24 and 12 x 32 instances (seed 1 "
                          "by default, 600 s target); results go to bench_placement_<family>*.md")
