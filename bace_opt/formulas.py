@@ -1,4 +1,4 @@
-"""The system model's formulas, written once (../shared/spec/system-model.md, "Placement of one job").
+"""The system model's formulas, written once (docs/system-model.md, "Placement of one job").
 
 Every part of bace_opt that needs a number of the model (the evaluator that prices schedules, the
 heuristics that rank placements, the exact models that build coefficients) calls these functions, so a

@@ -222,7 +222,8 @@ def _paper_files():
 
 
 def test_shipped_paper_instances_reproduce_byte_for_byte(tmp_path):
-    """Every paper-* file, nominal and measured (the measured ones read ../shared/data: skipped without it)."""
+    """Every paper-* file, nominal and measured: the measured ones from the shipped per-pair table, and again
+    from the raw files of ../shared/data when present."""
     files = _paper_files()
     assert len(files) >= 16
     measured = [p for p in files if "measured" in p.name]
@@ -234,9 +235,9 @@ def test_shipped_paper_instances_reproduce_byte_for_byte(tmp_path):
         argv = shlex.split(meta["command"])[1:] + ["-o", str(tmp_path / p.name)]
         if p in measured:
             assert "Skyplane" in meta["source"] and meta["bandwidth_source"] == "measured"
-            if not (DATA / "skyplane").is_dir():
-                continue
-            argv += ["--data", str(DATA)]
+            if (DATA / "skyplane").is_dir():
+                assert main(argv + ["--data", str(DATA)]) == 0
+                assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
         assert main(argv) == 0
         assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
 
@@ -381,9 +382,25 @@ def test_gml_parallel_edges_are_merged(tmp_path):
     assert inst.region("B").gpus == 0
 
 
+def test_shipped_realistic_instances_reproduce_from_the_shipped_tables(tmp_path, monkeypatch):
+    """The realistic files of instances/README.md, with no data folder: from the tables shipped as package data."""
+    monkeypatch.delenv("BACE_OPT_DATA", raising=False)
+    fleet = ["--regions", "fleet20", "--jobs", "50", "--gpu-types", "A100-80GB,H100-80GB", "--fill-missing", "rtt"]
+    cmds = {"realistic-6r-8j-seed1.json": ["generate", "realistic", "--seed", "1"],
+            **{f"realistic-20r-50j-seed{s}.json": ["generate", "realistic", "--seed", str(s), *fleet,
+                                                   "--name", f"realistic-20r-50j-seed{s}"] for s in (1, 2, 3)}}
+    for fname, argv in cmds.items():
+        out = tmp_path / fname
+        assert main(argv + ["-o", str(out)]) == 0
+        assert out.read_bytes() == (INSTANCES / fname).read_bytes(), fname
+
+
 @needs_data
 def test_shipped_realistic_instances_reproduce(tmp_path):
+    fleet = ["--regions", "fleet20", "--jobs", "50", "--gpu-types", "A100-80GB,H100-80GB", "--fill-missing", "rtt"]
     cmds = {
+        "realistic-20r-50j-seed2.json": ["generate", "realistic", "--data", str(DATA), "--seed", "2", *fleet,
+                                         "--name", "realistic-20r-50j-seed2"],
         "realistic-6r-8j-seed1.json": ["generate", "realistic", "--data", str(DATA), "--seed", "1"],
         "wan-abilene-4s-7t-8j-seed1.json": [
             "generate", "realistic", "--data", str(DATA), "--seed", "1", "--topology-gml", "Abilene",
@@ -469,7 +486,8 @@ def _write_skyplane(folder: Path, tp_rows, rtt_rows) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     lines = [_TP_HEAD]
     for row in tp_rows:
-        s, t, bps, tier, ok = (tuple(row) + ("PREMIUM", "True"))[:5]
+        s, t, bps, *rest = row
+        tier, ok = (tuple(rest) + ("PREMIUM", "True")[len(rest):])[:2]
         lines.append(f"{s},{tier},m5.8xlarge,{t},PREMIUM,m5.8xlarge,64,5,{bps * 1.02},{bps},7.5,{ok}")
     (d / "throughput_2022_11.csv").write_text("\n".join(lines) + "\n")
     lines = [_RTT_HEAD] + [f"{s},PREMIUM,m5.large,{t},PREMIUM,m5.large,{ms - 0.1},{ms},{ms + 0.1},0.1"
@@ -585,8 +603,10 @@ def test_paper_measured_bad_arguments(tmp_path):
     assert len(e.value.problems) == 3
     with pytest.raises(InputError, match="only to bandwidth_source='measured'"):
         paper_instance(1, parallel_connections=4)
-    with pytest.raises(InputError, match="needs Skyplane's measurements"):
+    with pytest.raises(InputError, match="data file not found: .*skyplane/throughput_2022_11.csv"):
         paper_instance(1, bandwidth_source="measured", data_dir=tmp_path)
+    with pytest.raises(InputError, match="data folder not found"):
+        paper_instance(1, bandwidth_source="measured", data_dir=tmp_path / "nowhere")
 
 
 def test_generate_paper_measured_cli(tmp_path, capsys):

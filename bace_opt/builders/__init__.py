@@ -3,11 +3,11 @@
     from bace_opt.builders import paper_instance, random_instance, realistic_instance, job_profile
 
 - ``profiles``: a Job from an LLM and a GPU (K* stage choice with the memory check); readers for the
-  architecture files in ../shared/data/llm_hw.
+  llm_hw figures (shipped tables, or a raw data folder).
 - ``paper``: the BACE-Pipe setup (six regions, A6000, LLM jobs), seeded, with bandwidth/GPU scales.
 - ``synthetic``: small random valid instances of any size (property tests, exact models).
 - ``realistic``: Skyplane throughput/latency/egress and green-dcc hourly prices for cloud regions, or a WAN
-  topology from a GML file with GPU sites and transit nodes; reads only from the folder the user gives.
+  topology from a GML file with GPU sites and transit nodes; reads a raw data folder or the shipped tables.
 - ``geo``: region coordinates and the great-circle latency rule.
 """
 from __future__ import annotations

@@ -49,11 +49,10 @@ seed's cluster):
 from __future__ import annotations
 
 import math
-import os
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 
+from ..data.source import DATA_ENV, DataSource, open_data  # noqa: F401  (DATA_ENV: the earlier name here)
 from ..errors import InputError
 from ..instance import Instance
 from . import geo, skyplane
@@ -86,8 +85,6 @@ EGRESS_USD_PER_GB = 0.02
 TOKENS_PER_BYTE = 0.25
 BANDWIDTH_SOURCES = ("nominal", "measured")
 DEFAULT_PARALLEL_CONNECTIONS = 1
-DATA_ENV = "BACE_OPT_DATA"
-DEFAULT_DATA_DIR = "../shared/data"
 
 PAPER_MODELS = ("Llama-3.1-70B", "Qwen2.5-14B", "Qwen2.5-32B", "Falcon-40B", "Gemma-3-27B", "FLM-101B",
                 "Qwen2.5-72B", "LLaMA-1-33B")
@@ -283,19 +280,10 @@ def _paper_job(model: str, ds: Dataset, gspec: GpuSpec, total_gpus: int, max_sta
     return d, note
 
 
-def resolve_data_dir(data_dir=None) -> Path:
-    """The data folder (layout of ../shared/data): ``data_dir``, else $BACE_OPT_DATA, else ../shared/data
-    relative to the working directory (the repository root, as instances/README.md says), else ../shared/data
-    beside the repository holding this package (so bench runs started elsewhere find it too)."""
-    d = Path(data_dir if data_dir is not None else os.environ.get(DATA_ENV) or DEFAULT_DATA_DIR)
-    beside_repo = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    if data_dir is None and not os.environ.get(DATA_ENV) and not (d / "skyplane").is_dir() \
-            and (beside_repo / "skyplane").is_dir():
-        d = beside_repo
-    if not (d / "skyplane").is_dir():
-        raise InputError(f"measured bandwidth needs Skyplane's measurements in {d / 'skyplane'}: give the data "
-                         f"folder (the layout of ../shared/data) with --data or ${DATA_ENV}")
-    return d
+def resolve_data_dir(data_dir=None) -> DataSource:
+    """Where measured links come from (data.source.open_data): ``data_dir`` (a raw folder), else
+    $BACE_OPT_DATA, else the per-pair table shipped with the package (the same numbers)."""
+    return open_data(data_dir)
 
 
 def measured_links(data_dir, bandwidth_scale: float = 1.0, parallel_connections: int = DEFAULT_PARALLEL_CONNECTIONS,
@@ -307,13 +295,13 @@ def measured_links(data_dir, bandwidth_scale: float = 1.0, parallel_connections:
     'measured' or the estimate used), and the Skyplane folder's name relative to the data folder (so ``meta``
     does not depend on where the data folder is).  A missing pair raises an InputError naming every missing
     pair unless ``fill_missing='rtt'``."""
-    d = resolve_data_dir(data_dir)
-    meas = skyplane.Measurements(d / "skyplane", throughput_file=throughput_file, aggregate=aggregate)
+    src = resolve_data_dir(data_dir)
+    meas = skyplane.Measurements(throughput_file=throughput_file, aggregate=aggregate, source=src)
     by_aws = {r.aws_region: r for r in PAPER_REGIONS}
     pms = meas.pairs(r.aws_region for r in PAPER_REGIONS)
     missing = [pm for pm in pms if not pm.complete]
     if missing and fill_missing == "none":
-        raise InputError(f"{d / 'skyplane'}: no measurement for {len(missing)} region pair(s) of the paper mesh: "
+        raise InputError(f"{meas.folder}: no measurement for {len(missing)} region pair(s) of the paper mesh: "
                          f"{skyplane.describe_missing(missing)}; pass --fill-missing rtt (fill_missing='rtt') to "
                          "estimate them")
     links, notes = [], []

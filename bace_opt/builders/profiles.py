@@ -36,17 +36,17 @@ Our reading, to be stated in the docs:
   work, it is what keeps MFU at 0.4 rather than higher.
 
 Architecture and GPU figures the builders need are embedded below (MODELS, GPUS) with their sources, so the
-package works without ../shared/data; ``load_model_specs`` / ``load_gpu_specs`` read the llm_hw files.
+package needs no data folder; ``load_model_specs`` / ``load_gpu_specs`` read the llm_hw files of a raw data folder,
+or the same figures shipped with the package (bace_opt/data/tables).
 """
 from __future__ import annotations
 
-import csv
-import json
 import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..data import raw, tables
 from ..errors import InputError
 from ..formulas import iteration_s
 from ..instance import Job
@@ -270,21 +270,9 @@ def job_profile(model: str | ModelSpec, gpu: str | GpuSpec, *, seq_len: int = 20
     )
 
 
-# ---------------------------------------------------------------------- readers for ../shared/data/llm_hw
-
-def default_llm_hw_dir() -> Path | None:
-    """../shared/data/llm_hw relative to the repository, if it exists."""
-    here = Path(__file__).resolve().parents[2]          # the repository root
-    cand = here.parent / "shared" / "data" / "llm_hw"
-    return cand if cand.is_dir() else None
-
+# ---------------------------------------------------------------------- the llm_hw figures
 
 def _llm_hw_dir(data_dir) -> Path:
-    if data_dir is None:
-        d = default_llm_hw_dir()
-        if d is None:
-            raise InputError("no llm_hw data folder given and ../shared/data/llm_hw does not exist")
-        return d
     d = Path(data_dir)
     if (d / "llm_hw").is_dir():
         d = d / "llm_hw"
@@ -293,71 +281,18 @@ def _llm_hw_dir(data_dir) -> Path:
     return d
 
 
-def _estimate_params(layers: int, d: int, ffn: int, heads: int, kv_heads: int, vocab: int, glu: bool) -> float:
-    """Parameter count of a decoder-only transformer (billions): attention (q, o: d^2 each; k, v: d * kv_dim),
-    MLP (3 or 2 matrices d x ffn), untied input and output embeddings.  Norms and biases are ignored."""
-    kv_dim = d * kv_heads // heads
-    per_layer = 2 * d * d + 2 * d * kv_dim + (3 if glu else 2) * d * ffn
-    return (layers * per_layer + 2 * vocab * d) / 1e9
-
-
 def load_model_specs(data_dir=None) -> dict[str, ModelSpec]:
     """Model specs from llm_hw/llm_model_configs_curated.csv (params as given) and
-    llm_hw/llm_analysis_model_configs/*.json (params estimated, see ``_estimate_params``)."""
-    d = _llm_hw_dir(data_dir)
-    out: dict[str, ModelSpec] = {}
-    cur = d / "llm_model_configs_curated.csv"
-    if cur.is_file():
-        with cur.open(newline="", encoding="utf-8") as f:
-            for i, row in enumerate(csv.DictReader(f)):
-                try:
-                    out[row["model"]] = ModelSpec(row["model"], float(row["params_B"]), int(row["n_layers"]),
-                                                  int(row["d_model"]), row.get("source", "") + f" ({cur.name})")
-                except (KeyError, ValueError) as e:
-                    raise InputError(f"{cur}: row {i + 2}: cannot read model figures: {e}") from None
-    jdir = d / "llm_analysis_model_configs"
-    if jdir.is_dir():
-        for p in sorted(jdir.glob("*.json")):
-            try:
-                c = json.loads(p.read_text(encoding="utf-8"))
-                L, hd, heads = int(c["num_layers"]), int(c["hidden_dim"]), int(c["n_head"])
-                ffn = int(c.get("ffn_embed_dim") or 4 * hd)
-                kv = int(c.get("num_key_value_heads") or heads)
-                P = _estimate_params(L, hd, ffn, heads, kv, int(c.get("vocab_size", 0)),
-                                     bool(c.get("mlp_gated_linear_units", False)))
-                out[c.get("name", p.stem)] = ModelSpec(c.get("name", p.stem), round(P, 2), L, hd,
-                                                       f"llm-analysis {p.name} (params estimated)")
-            except (KeyError, ValueError, TypeError, json.JSONDecodeError) as e:
-                raise InputError(f"{p}: cannot read model config: {e}") from None
-    if not out:
-        raise InputError(f"no model configs found in {d}")
-    return out
+    llm_hw/llm_analysis_model_configs/*.json (params estimated) of a raw data folder (``data_dir``: the folder
+    or its llm_hw), or, with ``data_dir=None``, from the table shipped with the package (the same figures,
+    bace_opt/data/tables/model_specs.csv)."""
+    specs = tables.models() if data_dir is None else raw.llm_models(_llm_hw_dir(data_dir))
+    return {n: ModelSpec(n, p, L, h, src) for n, (p, L, h, src) in specs.items()}
 
 
 def load_gpu_specs(data_dir=None) -> dict[str, GpuSpec]:
     """GPU specs from llm_hw/gpu_specs_curated.csv (dense bf16 TFLOPS, memory, TDP) and
-    llm_hw/llm_analysis_gpu_configs/*.json (peak_fp16_TFLOPS, memory; no power figure: power_w None)."""
-    d = _llm_hw_dir(data_dir)
-    out: dict[str, GpuSpec] = {}
-    jdir = d / "llm_analysis_gpu_configs"
-    if jdir.is_dir():
-        for p in sorted(jdir.glob("*.json")):
-            try:
-                c = json.loads(p.read_text(encoding="utf-8"))
-                out[c.get("name", p.stem)] = GpuSpec(c.get("name", p.stem), float(c["peak_fp16_TFLOPS"]),
-                                                     float(c["mem_per_GPU_in_GB"]), None, f"llm-analysis {p.name}")
-            except (KeyError, ValueError, TypeError, json.JSONDecodeError) as e:
-                raise InputError(f"{p}: cannot read GPU config: {e}") from None
-    cur = d / "gpu_specs_curated.csv"
-    if cur.is_file():
-        with cur.open(newline="", encoding="utf-8") as f:
-            for i, row in enumerate(csv.DictReader(f)):
-                try:
-                    out[row["gpu"]] = GpuSpec(row["gpu"], float(row["bf16_fp16_dense_TFLOPS"]),
-                                              float(row["memory_GB"]), float(row["tdp_W"]),
-                                              row.get("source_note", "") + f" ({cur.name})")
-                except (KeyError, ValueError) as e:
-                    raise InputError(f"{cur}: row {i + 2}: cannot read GPU figures: {e}") from None
-    if not out:
-        raise InputError(f"no GPU configs found in {d}")
-    return out
+    llm_hw/llm_analysis_gpu_configs/*.json (peak_fp16_TFLOPS, memory; no power figure: power_w None) of a raw
+    data folder, or, with ``data_dir=None``, from the shipped table bace_opt/data/tables/gpu_specs.csv."""
+    specs = tables.gpus() if data_dir is None else raw.llm_gpus(_llm_hw_dir(data_dir))
+    return {n: GpuSpec(n, t, m, w, src) for n, (t, m, w, src) in specs.items()}

@@ -43,17 +43,15 @@ topology file: bace_opt.data.topologies.)
 """
 from __future__ import annotations
 
-import csv
 import logging
-import math
 import re
 import statistics
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import networkx as nx
 
-from ..data.topologies import read_gml, read_link_list, resolve_gml
+from ..data.raw import norm_region, parse_day
+from ..data.source import DataSource, open_data
+from ..data.topologies import read_gml, read_link_list
 from ..errors import InputError
 from ..instance import Instance
 from . import geo, skyplane
@@ -67,81 +65,74 @@ SOURCE = "bace_opt.builders.realistic"
 DEFAULT_REGIONS = ("aws:us-east-1", "aws:us-west-1", "aws:eu-central-1", "aws:ap-northeast-1",
                    "aws:ap-southeast-1", "aws:ap-southeast-2")
 AGGREGATES = skyplane.AGGREGATES
+#: 20 regions across AWS (7), Google Cloud (7) and Azure (6), each with a grid zone with hourly prices in
+#: green_dcc, and every one of their 190 pairs measured by Skyplane (throughput and RTT)
+FLEET20 = ("aws:us-east-1", "aws:us-west-1", "aws:ca-central-1", "aws:eu-central-1", "aws:ap-northeast-1",
+           "aws:ap-southeast-2", "aws:ap-south-1", "gcp:us-east4", "gcp:europe-west1", "gcp:europe-west4",
+           "gcp:europe-west6", "gcp:asia-northeast3", "gcp:asia-southeast1", "gcp:australia-southeast2",
+           "azure:eastus", "azure:westus", "azure:canadacentral", "azure:germanywestcentral", "azure:westeurope",
+           "azure:koreacentral")
+REGION_PRESETS = {"default": DEFAULT_REGIONS, "fleet20": FLEET20}
 RETAIL_ADDER_USD_PER_KWH = 0.10
+FILL_PRICES = ("none", "previous-hour")
 OC_UNIT_GBPS = 0.05184
 
 
-def _norm(region: str) -> str:
-    """Skyplane GCP names carry a zone suffix (gcp:us-east4-a); the curated map does not."""
-    return re.sub(r"^(gcp:.+\d)-[a-z]$", r"\1", region.strip())
+_norm = norm_region
 
 
-def _data_file(data_dir: Path, *parts: str) -> Path:
-    p = data_dir.joinpath(*parts)
-    if not p.is_file():
-        raise InputError(f"data file not found: {p} (expected the layout of ../shared/data)")
-    return p
-
-
-def _read_csv(path: Path) -> list[dict]:
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-def _data_dir(data_dir) -> Path:
-    if data_dir is None:
-        raise InputError("realistic instances need a data folder (the layout of ../shared/data)")
-    d = Path(data_dir)
-    if not d.is_dir():
-        raise InputError(f"data folder not found: {d}")
-    return d
+def _source(data_dir) -> DataSource:
+    return data_dir if isinstance(data_dir, DataSource) else open_data(data_dir)
 
 
 # ---------------------------------------------------------------------- prices
 
-def zone_map(data_dir) -> dict[str, str]:
-    """cloud region (normalised) -> grid zone, from green_dcc/cloud_region_to_grid_zone_curated.csv."""
-    rows = _read_csv(_data_file(_data_dir(data_dir), "green_dcc", "cloud_region_to_grid_zone_curated.csv"))
-    return {_norm(r["cloud_region"]): r["grid_zone"] for r in rows}
+def zone_map(data_dir=None) -> dict[str, str]:
+    """cloud region (normalised) -> grid zone (green_dcc/cloud_region_to_grid_zone_curated.csv, or the
+    shipped table)."""
+    return _source(data_dir).zone_map()
+
+
+def hourly_prices(data_dir, zones, price_day: str = "2023-07-01", hours: int = 24,
+                  retail_adder_usd_per_kwh: float = RETAIL_ADDER_USD_PER_KWH,
+                  fill_prices: str = "none") -> tuple[dict[str, list[float]], list[dict]]:
+    """zone -> ``hours`` hourly retail prices (USD/kWh) from ``price_day`` 00:00 UTC: wholesale / 1000 + adder,
+    clipped at >= 0, rounded to 1e-5; and the list of estimated hours.
+
+    A missing hour (no row, or an empty cell) is an InputError naming file:line[:column] unless
+    ``fill_prices="previous-hour"``: it then takes the previous hour's price (the next available one for the
+    first hours of the window), and each such hour is listed (zone, hour, UTC time, value, rule)."""
+    if fill_prices not in FILL_PRICES:
+        raise InputError(f"fill_prices must be one of {', '.join(FILL_PRICES)}, got {fill_prices!r}")
+    if isinstance(hours, bool) or not isinstance(hours, int) or hours < 1:
+        raise InputError(f"hours must be an integer >= 1, got {hours!r}")
+    w = _source(data_dir).prices(zones, parse_day(price_day), hours)
+    if w.holes and fill_prices == "none":
+        raise InputError([*w.holes, f"{len(w.holes)} gap(s) in the hourly prices of the {hours} h from {price_day}; "
+                                    "pass --fill-prices previous-hour (fill_prices='previous-hour') to fill them, "
+                                    "each filled hour listed in meta.estimated_prices"])
+    out, estimates = {}, []
+    for z, raw_vals in w.values.items():
+        vals = [None if v is None else max(0.0, round(v / 1000.0 + retail_adder_usd_per_kwh, 5)) for v in raw_vals]
+        if all(v is None for v in vals):
+            raise InputError(f"no prices for zone {z} in the {hours} h from {price_day} (data covers 2023)")
+        for h in [h for h, v in enumerate(vals) if v is None]:
+            prev = next((vals[k] for k in range(h - 1, -1, -1) if vals[k] is not None), None)
+            rule = "previous hour's price" if prev is not None else "first available hour's price (none before)"
+            vals[h] = prev if prev is not None else next(v for v in vals if v is not None)
+            estimates.append({"zone": z, "hour": h, "utc": w.hour_label(h), "usd_per_kwh": vals[h], "rule": rule})
+        out[z] = vals
+    if estimates:
+        log.warning("%d hourly price(s) missing in the data were filled (--fill-prices previous-hour): %s",
+                    len(estimates), "; ".join(f"{e['zone']} {e['utc']}" for e in estimates[:10])
+                    + (f"; ... {len(estimates) - 10} more (meta.estimated_prices)" if len(estimates) > 10 else ""))
+    return out, estimates
 
 
 def hourly_prices_usd_per_kwh(data_dir, zones, price_day: str = "2023-07-01", hours: int = 24,
                               retail_adder_usd_per_kwh: float = RETAIL_ADDER_USD_PER_KWH) -> dict[str, list[float]]:
-    """zone -> ``hours`` hourly retail prices (USD/kWh) from ``price_day`` 00:00 UTC: wholesale / 1000 + adder,
-    clipped at >= 0, rounded to 1e-5."""
-    path = _data_file(_data_dir(data_dir), "green_dcc", "electricity_price_usd_mwh_hourly_2023_wide.csv")
-    try:
-        t0 = datetime.strptime(price_day, "%Y-%m-%d").replace(tzinfo=timezone.utc)
-    except (TypeError, ValueError):
-        raise InputError(f"price_day must be a date YYYY-MM-DD, got {price_day!r}") from None
-    if not isinstance(hours, int) or hours < 1:
-        raise InputError(f"hours must be an integer >= 1, got {hours!r}")
-    wanted = {(t0 + timedelta(hours=h)).strftime("%Y-%m-%d %H:%M:%S+00:00"): h for h in range(hours)}
-    zones = list(dict.fromkeys(zones))
-    out = {z: [None] * hours for z in zones}
-    with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        missing = [z for z in zones if z not in (reader.fieldnames or [])]
-        if missing:
-            raise InputError(f"{path}: no price column for zone(s) {', '.join(missing)}")
-        for row in reader:
-            h = wanted.get(row["datetime_utc"])
-            if h is None:
-                continue
-            for z in zones:
-                v = row[z]
-                if v not in ("", None):
-                    out[z][h] = max(0.0, round(float(v) / 1000.0 + retail_adder_usd_per_kwh, 5))
-    for z, vals in out.items():
-        gaps = [h for h, v in enumerate(vals) if v is None]
-        if len(gaps) == hours:
-            raise InputError(f"{path}: no prices for zone {z} in the {hours} h from {price_day} (data covers 2023)")
-        for h in gaps:  # a missing hour takes the previous hour's value (or the next one's at the start)
-            prev = next((vals[k] for k in range(h - 1, -1, -1) if vals[k] is not None), None)
-            vals[h] = prev if prev is not None else next(v for v in vals if v is not None)
-        if gaps:
-            log.info("zone %s: %d missing hour(s) filled with the previous value", z, len(gaps))
-    return out
+    """``hourly_prices`` without filling: any missing hour is an InputError."""
+    return hourly_prices(data_dir, zones, price_day, hours, retail_adder_usd_per_kwh)[0]
 
 
 # ---------------------------------------------------------------------- cloud mode
@@ -153,13 +144,16 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
                        sites: dict | None = None, default_capacity_gbps: float = 100.0, capacity_scale: float = 1.0,
                        arrivals: str = "zero", mean_interarrival_s: float = 3600.0, egress_objective: bool = False,
                        fill_missing: str = "none", throughput_file: str = skyplane.THROUGHPUT_FILE,
-                       name: str | None = None, gpu_mix=None) -> Instance:
-    """A realistic instance from the data folder (module docstring has every rule).
+                       name: str | None = None, gpu_mix=None, fill_prices: str = "none") -> Instance:
+    """A realistic instance from the data (module docstring has every rule).
 
-    ``gpu_mix`` (cloud mode): a sequence of GPU type names (e.g. ("A100-80GB", "H100-80GB")); each region draws
-    its type from it (``mixed_gpu_types``) and the first is the reference GPU the jobs are profiled on;
-    ``gpu`` is then ignored."""
-    d = _data_dir(data_dir)
+    ``data_dir``: a raw data folder (docs/data.md), or None for $BACE_OPT_DATA, else the tables shipped with
+    the package (the same numbers for what they cover).  ``regions``: region names, or a preset name of
+    ``REGION_PRESETS`` ("default", "fleet20").  ``gpu_mix`` (cloud mode): a sequence of GPU type names (e.g.
+    ("A100-80GB", "H100-80GB")); each region draws its type from it (``mixed_gpu_types``) and the first is the
+    reference GPU the jobs are profiled on; ``gpu`` is then ignored.  ``fill_prices``: "none" (a missing hour
+    is an error) or "previous-hour" (see ``hourly_prices``)."""
+    d = _source(data_dir)
     problems = []
     if aggregate not in AGGREGATES:
         problems.append(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
@@ -175,6 +169,8 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
         problems.append(f"arrivals must be 'zero' or 'poisson', got {arrivals!r}")
     if fill_missing not in skyplane.FILL_MODES:
         problems.append(f"fill_missing must be one of {', '.join(skyplane.FILL_MODES)}, got {fill_missing!r}")
+    if fill_prices not in FILL_PRICES:
+        problems.append(f"fill_prices must be one of {', '.join(FILL_PRICES)}, got {fill_prices!r}")
     if problems:
         raise InputError(problems, "realistic_instance")
     mix = _gpu_mix(gpu_mix)
@@ -186,29 +182,33 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
     if topology_gml is not None:
         return _wan_instance(d, topology_gml, sites or {}, seed=seed, jobs=jobs, gspec=gspec, price_day=price_day,
                              hours=hours, adder=retail_adder_usd_per_kwh, default_capacity_gbps=default_capacity_gbps,
-                             capacity_scale=capacity_scale, arrivals=arrivals, mean_ia=mean_interarrival_s, name=name)
+                             capacity_scale=capacity_scale, arrivals=arrivals, mean_ia=mean_interarrival_s, name=name,
+                             fill_prices=fill_prices)
     if sites:
         raise InputError("sites only apply with topology_gml (a WAN topology)")
     if mix and topology_gml is not None:
         raise InputError("gpu_mix applies to cloud mode only (not with topology_gml)")
 
+    if isinstance(regions, str):
+        if regions not in REGION_PRESETS:
+            raise InputError(f"regions: unknown preset {regions!r} (presets: {', '.join(REGION_PRESETS)}; or give "
+                             "a list of regions)")
+        regions = REGION_PRESETS[regions]
     regions = list(dict.fromkeys(str(r) for r in regions))
     if len(regions) < 2:
         raise InputError(f"need at least 2 regions, got {regions!r}")
-    zmap = zone_map(d)
+    zmap = d.zone_map()
     unknown = [r for r in regions if _norm(r) not in zmap]
     if unknown:
         raise InputError(f"no grid zone for region(s) {', '.join(unknown)} in "
                          f"green_dcc/cloud_region_to_grid_zone_curated.csv (known: {', '.join(sorted(zmap))})")
     zones = {r: zmap[_norm(r)] for r in regions}
-    prices = hourly_prices_usd_per_kwh(d, zones.values(), price_day, hours, retail_adder_usd_per_kwh)
+    prices, price_estimates = hourly_prices(d, zones.values(), price_day, hours, retail_adder_usd_per_kwh,
+                                            fill_prices)
     counts = _gpu_counts(gpus, regions, seed)
 
-    meas = skyplane.Measurements(_data_file(d, "skyplane", throughput_file).parent, throughput_file=throughput_file,
-                                 aggregate=aggregate)
-    eg = {}
-    for r in _read_csv(_data_file(d, "skyplane", "egress_cost.csv")):
-        eg[(_norm(r["src"]), _norm(r["dest"]))] = float(r["cost"])
+    meas = skyplane.Measurements(throughput_file=throughput_file, aggregate=aggregate, source=d)
+    eg = d.egress()
     links, missing, estimated = [], [], []
     pms = meas.pairs(regions)
     holes = [pm for pm in pms if not pm.complete]
@@ -241,6 +241,10 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
                       "egress_usd_per_gb": round(sum(e) / len(e), 5) if e else 0.0})
     if missing:
         log.info("no measurements for %d pair(s): %s", len(missing), missing)
+    if estimated:
+        log.warning("%d region pair(s) without Skyplane measurements estimated (--fill-missing rtt; listed in "
+                    "meta.estimated_pairs): %s", len(estimated),
+                    ", ".join(f"{e['pair'][0]} - {e['pair'][1]}" for e in estimated))
 
     types = mixed_gpu_types(regions, seed, mix) if mix else {r: gspec for r in regions}
     region_dicts = [_region(r, types[r], counts[r], prices[zones[r]]) for r in regions]
@@ -264,6 +268,9 @@ def realistic_instance(data_dir, regions=DEFAULT_REGIONS, *, seed: int = 1, jobs
     if fill_missing != "none":
         meta["fill_missing"] = fill_missing
         meta["estimated_pairs"] = estimated
+    if fill_prices != "none":
+        meta["fill_prices"] = fill_prices
+        meta["estimated_prices"] = price_estimates
     if mix:
         meta["gpu_mix_rule"] = (f"each region's GPU type drawn (seeded) from {', '.join(g.name for g in mix)}; "
                                 f"jobs profiled on the reference {gspec.name}; figures from the datasheets in "
@@ -351,9 +358,9 @@ def _edge_capacity_gbps(attrs: dict, default: float) -> tuple[float, str]:
     return default, "default"
 
 
-def _wan_instance(d: Path, topology_gml, sites: dict, *, seed, jobs, gspec, price_day, hours, adder,
-                  default_capacity_gbps, capacity_scale, arrivals, mean_ia, name) -> Instance:
-    path = resolve_gml(d, topology_gml)
+def _wan_instance(d: DataSource, topology_gml, sites: dict, *, seed, jobs, gspec, price_day, hours, adder,
+                  default_capacity_gbps, capacity_scale, arrivals, mean_ia, name, fill_prices="none") -> Instance:
+    path = d.topology(topology_gml)
     g = read_link_list(path) if path.suffix.lower() == ".txt" else read_gml(path)
     labels: dict = {}
     seen: dict[str, int] = {}
@@ -369,7 +376,7 @@ def _wan_instance(d: Path, topology_gml, sites: dict, *, seed, jobs, gspec, pric
     if not sites:
         raise InputError(f"WAN mode needs sites: a mapping node label -> {{'zone': ..., 'gpus': n}} "
                          f"(nodes of {path.name}: {', '.join(labels.values())})")
-    zmap = zone_map(d)
+    zmap = d.zone_map()
     site_zone, site_gpus, problems = {}, {}, []
     for lab, spec in sites.items():
         if lab not in by_label:
@@ -386,7 +393,7 @@ def _wan_instance(d: Path, topology_gml, sites: dict, *, seed, jobs, gspec, pric
             problems.append(f"sites[{lab!r}].gpus: must be an integer >= 1, got {site_gpus[lab]!r}")
     if problems:
         raise InputError(problems, "realistic_instance")
-    prices = hourly_prices_usd_per_kwh(d, site_zone.values(), price_day, hours, adder)
+    prices, price_estimates = hourly_prices(d, site_zone.values(), price_day, hours, adder, fill_prices)
 
     coords = {}
     for n, a in g.nodes(data=True):
@@ -450,4 +457,7 @@ def _wan_instance(d: Path, topology_gml, sites: dict, *, seed, jobs, gspec, pric
            if coords else {}),
         "job_profiles": notes,
     }
+    if fill_prices != "none":
+        meta["fill_prices"] = fill_prices
+        meta["estimated_prices"] = price_estimates
     return _finish(nm, meta, gspec, region_dicts, links, job_dicts, False)

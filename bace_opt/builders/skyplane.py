@@ -1,7 +1,8 @@
 """Skyplane measurements per region pair: throughput and RTT, aggregated; holes named; optional estimates.
 
-Reads (only reads) the Skyplane profile files in a folder with the layout of ``../shared/data/skyplane``
-(github.com/skyplane-project/skyplane, Apache-2.0; see that folder's SOURCE.txt):
+Reads (only reads) the Skyplane profile files in a folder with the layout of docs/data.md
+(github.com/skyplane-project/skyplane, Apache-2.0), or their per-pair statistics shipped as package data
+(bace_opt.data.tables; the same numbers):
 
 - ``throughput_2022_11.csv`` (or another file of the same format, ``throughput_file``): iperf3 between ONE
   VM pair per row (64 TCP flows, 5 s; AWS m5.8xlarge), column ``throughput_recieved`` in bit/s.
@@ -23,8 +24,8 @@ Holes.  ``missing(pairs)`` lists the pairs lacking a throughput or an RTT measur
 ``fill_missing="rtt"`` the holes get estimates, each marked in ``PairMeasure.*_source``:
 
 - a missing RTT: the great-circle rule of geo.py (``2 x (1.5 x km / 200 km/ms + 2 ms)``, itself fitted to
-  Skyplane's AWS RTTs), from the regions' city coordinates (geo.CLOUD_REGION_COORDS: AWS regions); a region
-  without coordinates stops with an error naming it;
+  Skyplane's AWS RTTs), from the regions' city coordinates (geo.region_coords(): every region of the data, table
+  bace_opt/data/tables/region_coords.csv); a region without coordinates stops with an error naming it;
 - a missing throughput: a least-squares fit of ``ln(throughput) = c0 + c1 ln(RTT)`` over every pair of the
   file whose throughput and RTT are both measured (64-flow TCP throughput falls with RTT), restricted to pairs
   of the same two clouds as the hole when there are at least ``MIN_FIT_PAIRS`` of them (else all pairs),
@@ -33,13 +34,14 @@ Holes.  ``missing(pairs)`` lists the pairs lacking a throughput or an RTT measur
 """
 from __future__ import annotations
 
-import csv
 import math
-import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..data import raw
+from ..data.raw import norm_region
+from ..data.source import DataSource
 from ..errors import InputError
 from . import geo
 
@@ -50,11 +52,6 @@ FILL_MODES = ("none", "rtt")
 MIN_FIT_PAIRS = 10
 SOURCE_NOTE = ("Skyplane (github.com/skyplane-project/skyplane, Apache-2.0) profiles: iperf3 throughput, 64 TCP "
                "flows between one VM pair (Nov 2022), and ping RTT")
-
-
-def norm_region(region: str) -> str:
-    """Skyplane GCP names carry a zone suffix (gcp:us-east4-a); other files do not."""
-    return re.sub(r"^(gcp:.+\d)-[a-z]$", r"\1", str(region).strip())
 
 
 def _cloud(region: str) -> str:
@@ -103,64 +100,39 @@ class RttFit:
 def _file(folder: Path, name: str) -> Path:
     p = folder / name
     if not p.is_file():
-        raise InputError(f"Skyplane file not found: {p} (expected the layout of ../shared/data/skyplane)")
+        raise InputError(f"Skyplane file not found: {p} (the layout of docs/data.md)")
     return p
-
-
-def _rows(path: Path, value: str) -> list[tuple[str, str, float]]:
-    """(src, dst, value) of the usable rows (success, PREMIUM tiers, finite value > 0), names normalised."""
-    out = []
-    with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        need = {"src_region", "dst_region", value}
-        lacking = sorted(need - set(reader.fieldnames or []))
-        if lacking:
-            raise InputError(f"{path}: not a Skyplane profile (no column(s) {', '.join(lacking)})")
-        for r in reader:
-            if str(r.get("success", "True")).strip() not in ("True", "true", "1"):
-                continue
-            if any(str(r.get(t) or "PREMIUM").strip() != "PREMIUM" for t in ("src_tier", "dst_tier")):
-                continue
-            try:
-                x = float(r[value])
-            except (TypeError, ValueError):
-                continue
-            if math.isfinite(x) and x > 0:
-                out.append((norm_region(r["src_region"]), norm_region(r["dst_region"]), x))
-    return out
-
-
-def _by_pair(rows) -> dict[frozenset, list[float]]:
-    out: dict[frozenset, list[float]] = {}
-    for s, d, x in rows:
-        if s != d:
-            out.setdefault(frozenset((s, d)), []).append(x)
-    return out
 
 
 class Measurements:
     """The measurements of one Skyplane folder, keyed by unordered normalised region pair."""
 
-    def __init__(self, skyplane_dir, throughput_file: str = THROUGHPUT_FILE, latency_file: str = LATENCY_FILE,
-                 aggregate: str = "median"):
+    def __init__(self, skyplane_dir=None, throughput_file: str = THROUGHPUT_FILE, latency_file: str = LATENCY_FILE,
+                 aggregate: str = "median", *, source: DataSource | None = None):
+        """From a raw Skyplane folder (``skyplane_dir``: rows read strictly, data.raw.skyplane_stats) or from a
+        ``source`` (data.source: a raw data folder or the shipped per-pair table, the same statistics)."""
         if aggregate not in AGGREGATES:
             raise InputError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
+        self.throughput_file, self.latency_file, self.aggregate = throughput_file, latency_file, aggregate
+        if source is not None:
+            self.folder = source.folder / "skyplane" if source.folder is not None else source.describe()
+            self.tp_bps, self.rtt = source.skyplane(throughput_file)
+            return
         d = Path(skyplane_dir)
         if not d.is_dir():
             raise InputError(f"Skyplane folder not found: {d}")
         self.folder = d
-        self.throughput_file, self.latency_file, self.aggregate = throughput_file, latency_file, aggregate
-        self.tp_bps = _by_pair(_rows(_file(d, throughput_file), "throughput_recieved"))
-        self.rtt = _by_pair(_rows(_file(d, latency_file), "avg_rtt"))
+        self.tp_bps = raw.skyplane_stats(_file(d, throughput_file), "throughput_recieved")
+        self.rtt = raw.skyplane_stats(_file(d, latency_file), "avg_rtt")
 
     def pair(self, a: str, b: str) -> PairMeasure:
         """The aggregated measurements of {a, b} (None where the file has no usable row)."""
         key = frozenset((norm_region(a), norm_region(b)))
-        agg = AGGREGATES[self.aggregate]
+        agg = self.aggregate
         tp, rtt = self.tp_bps.get(key), self.rtt.get(key)
         return PairMeasure(a, b,
-                           agg(tp) / 1e9 if tp else None, len(tp or ()), "measured" if tp else None,
-                           agg(rtt) if rtt else None, len(rtt or ()), "measured" if rtt else None)
+                           getattr(tp, agg) / 1e9 if tp else None, tp.n if tp else 0, "measured" if tp else None,
+                           getattr(rtt, agg) if rtt else None, rtt.n if rtt else 0, "measured" if rtt else None)
 
     def pairs(self, regions) -> list[PairMeasure]:
         """Every unordered pair of ``regions`` (in the given order: (r0, r1), (r0, r2), ...)."""
@@ -178,9 +150,9 @@ class Measurements:
         if len(scoped) < 3:
             raise InputError(f"cannot estimate throughput from RTT: only {len(scoped)} pair(s) of "
                              f"{self.folder} have both a throughput and an RTT measurement")
-        agg = AGGREGATES[self.aggregate]
-        xs = [math.log(agg(self.rtt[k])) for k in scoped]
-        ys = [math.log(agg(self.tp_bps[k]) / 1e9) for k in scoped]
+        agg = self.aggregate
+        xs = [math.log(getattr(self.rtt[k], agg)) for k in scoped]
+        ys = [math.log(getattr(self.tp_bps[k], agg) / 1e9) for k in scoped]
         mx, my = statistics.fmean(xs), statistics.fmean(ys)
         sxx = sum((x - mx) ** 2 for x in xs)
         c1 = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else 0.0
@@ -191,7 +163,7 @@ class Measurements:
 
 def estimate_rtt_ms(a: str, b: str) -> float:
     """Round trip by the great-circle rule of geo.py (2 x one-way), from the regions' city coordinates."""
-    coords = geo.CLOUD_REGION_COORDS
+    coords = geo.region_coords()
     unknown = [r for r in (a, b) if norm_region(r) not in coords]
     if unknown:
         raise InputError(f"cannot estimate the RTT of {a} - {b}: no coordinates for {', '.join(unknown)} "

@@ -82,8 +82,8 @@ def add_parser(sub):
                         "estimated (rtt: RTT by the great-circle rule, throughput from a fit on RTT)")
     a.add_argument("--throughput-file", default="throughput_2022_11.csv",
                    help="measured: Skyplane throughput file in DATA/skyplane (default throughput_2022_11.csv)")
-    a.add_argument("--data", help="measured: data folder with the layout of ../shared/data (default: "
-                                  "$BACE_OPT_DATA, else ../shared/data)")
+    a.add_argument("--data", help="measured: raw data folder (docs/data.md; default: $BACE_OPT_DATA, else the "
+                                  "per-pair table shipped with the package, the same numbers)")
     a.add_argument("--name", help="instance name (default: derived from the options)")
     a.add_argument("-o", "--output", help="output file (default: stdout)")
     a.set_defaults(func=run)
@@ -109,10 +109,11 @@ def add_parser(sub):
     z = fam.add_parser("realistic", help="from Skyplane and green-dcc data (optional WAN topology from GML)",
                        description="Cloud regions with Skyplane bandwidth/latency/egress and hourly electricity "
                                    "prices (green-dcc, 2023), or a WAN topology from a GML file with GPU sites.")
-    z.add_argument("--data", required=True, help="data folder with the layout of ../shared/data")
-    z.add_argument("--regions", help="comma-separated cloud regions (default: " + ",".join(
+    z.add_argument("--data", help="raw data folder (docs/data.md; default: $BACE_OPT_DATA, else the tables shipped "
+                                  "with the package)")
+    z.add_argument("--regions", help="comma-separated cloud regions, or a preset: default (" + ",".join(
         ["aws:us-east-1", "aws:us-west-1", "aws:eu-central-1", "aws:ap-northeast-1", "aws:ap-southeast-1",
-         "aws:ap-southeast-2"]) + ")")
+         "aws:ap-southeast-2"]) + ") or fleet20 (20 regions across AWS, GCP and Azure, instances/README.md)")
     z.add_argument("--seed", type=_nonneg_int, default=1, help="random seed for GPU counts and jobs (default 1)")
     z.add_argument("--jobs", type=_nonneg_int, default=8, help="number of jobs (default 8)")
     z.add_argument("--gpus", help="GPUs per region: one integer, or region=count,... (default: seeded draw "
@@ -126,6 +127,9 @@ def add_parser(sub):
                    help="a pair without throughput or RTT: no link (none, default; an error naming the missing "
                         "pairs if that disconnects the regions) or estimated (rtt: RTT by the great-circle rule, "
                         "throughput from a fit on RTT)")
+    z.add_argument("--fill-prices", choices=["none", "previous-hour"], default="none",
+                   help="an hour without a price in the data: an error naming file:line:column (none, default) or "
+                        "the previous hour's price (previous-hour; each filled hour listed in meta.estimated_prices)")
     z.add_argument("--throughput-file", default="throughput_2022_11.csv",
                    help="Skyplane throughput file in DATA/skyplane (default throughput_2022_11.csv)")
     z.add_argument("--aggregate", choices=["median", "mean", "min", "max"], default="median",
@@ -210,15 +214,17 @@ def build(args):
                                max_gpus_per_region=args.max_gpus_per_region, max_stages=args.max_stages,
                                max_gpus_per_stage=args.max_gpus_per_stage, max_arrival_s=args.max_arrival,
                                egress=args.egress, name=args.name)
-    from ..builders.realistic import DEFAULT_REGIONS, realistic_instance
+    from ..builders.realistic import DEFAULT_REGIONS, REGION_PRESETS, realistic_instance
     regions = DEFAULT_REGIONS if not args.regions else [r.strip() for r in args.regions.split(",") if r.strip()]
+    if len(regions) == 1 and regions[0] in REGION_PRESETS:
+        regions = REGION_PRESETS[regions[0]]
     return realistic_instance(args.data, regions, seed=args.seed, jobs=args.jobs, gpus=_parse_gpus(args.gpus),
                               vm_pairs_per_link=args.vm_pairs_per_link, aggregate=args.aggregate,
                               price_day=args.price_day, hours=args.hours, retail_adder_usd_per_kwh=args.retail_adder,
                               topology_gml=args.topology_gml, sites=_parse_sites(args.site) or None,
                               default_capacity_gbps=args.capacity_gbps, capacity_scale=args.capacity_scale,
                               fill_missing=args.fill_missing, throughput_file=args.throughput_file, name=args.name,
-                              gpu_mix=args.gpu_types)
+                              gpu_mix=args.gpu_types, fill_prices=args.fill_prices)
 
 
 def run(args) -> int:

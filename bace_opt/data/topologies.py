@@ -37,15 +37,40 @@ def read_link_list(path) -> nx.MultiGraph:
     """Read the DeepRMSA / optical-rl-gym link-list format (e.g. topologies/nsfnet/nsfnet_chen.txt): comment
     lines start with '#'; then the node count, the link count, and one ``u v length_km`` line per undirected
     link (nodes numbered from 1).  Nodes get labels "1".."n"; edges carry ``length_km``."""
-    rows = [ln.split() for ln in Path(path).read_text(encoding="utf-8").splitlines()
-            if ln.strip() and not ln.lstrip().startswith("#")]
     try:
-        n, m = int(rows[0][0]), int(rows[1][0])
-        edges = [(int(r[0]), int(r[1]), float(r[2])) for r in rows[2:2 + m]]
-    except (IndexError, ValueError):
-        raise InputError(f"{path}: not a link list (node count, link count, then 'u v length_km' lines)") from None
-    if len(edges) != m or any(not (1 <= u <= n and 1 <= v <= n) or km <= 0 for u, v, km in edges):
-        raise InputError(f"{path}: expected {m} links 'u v length_km' between nodes 1..{n}")
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read: {e}") from None
+    rows = [(i, ln.split()) for i, ln in enumerate(text.splitlines(), 1)
+            if ln.strip() and not ln.lstrip().startswith("#")]
+    if text and not text.endswith("\n"):
+        raise InputError(f"{path}:{len(text.splitlines())}: the last line is incomplete (no line end: the file was cut?)")
+
+    def num(k: int, what: str, conv, col: int = 0):
+        line, r = rows[k]
+        if len(r) <= col:
+            raise InputError(f"{path}:{line}: expected {what}")
+        try:
+            return conv(r[col])
+        except ValueError:
+            raise InputError(f"{path}:{line}:{col + 1}: {what}: not a number: {r[col]!r}") from None
+
+    if len(rows) < 2:
+        raise InputError(f"{path}: not a link list (node count, link count, then 'u v length_km' lines)")
+    n, m = num(0, "node count", int), num(1, "link count", int)
+    if len(rows) - 2 != m:
+        raise InputError(f"{path}:{rows[-1][0]}: {len(rows) - 2} link line(s), the file says {m}")
+    edges = []
+    for k in range(2, 2 + m):
+        line, r = rows[k]
+        if len(r) != 3:
+            raise InputError(f"{path}:{line}: expected 'u v length_km', got {len(r)} field(s)")
+        u, v, km = num(k, "u", int, 0), num(k, "v", int, 1), num(k, "length_km", float, 2)
+        if not (1 <= u <= n and 1 <= v <= n):
+            raise InputError(f"{path}:{line}: link {u}-{v}: nodes must be in 1..{n}")
+        if not (km > 0 and km < float("inf")):
+            raise InputError(f"{path}:{line}:3: length_km must be a finite number > 0, got {r[2]}")
+        edges.append((u, v, km))
     g = nx.MultiGraph(label=Path(path).stem)
     for i in range(1, n + 1):
         g.add_node(i, label=str(i))

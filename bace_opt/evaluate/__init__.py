@@ -1,6 +1,6 @@
 """The evaluator: the one piece of code that checks and prices every schedule.
 
-``evaluate(inst, schedule)`` checks the feasibility rules of ../shared/spec/system-model.md over time and
+``evaluate(inst, schedule)`` checks the feasibility rules of docs/system-model.md over time and
 recomputes every figure; ``make_schedule(inst, plans, method)`` turns a method's decisions (``JobPlan``s)
 into a priced ``Schedule``.  Both use ``price_plan``; no method computes its own metrics.
 

@@ -6,7 +6,7 @@ whole input and report *every* problem at once with its place (``jobs[3].stage_t
 
 Derived views are built once per instance and cached: name indexes, the networkx topology, k-shortest
 routes between two regions with latency and bottleneck bandwidth, per-region speed factors and per-job
-reference demands.  Units follow ../shared/spec/system-model.md: s, ms (one way), Gbit/s, MB, W, USD/kWh.
+reference demands.  Units follow docs/system-model.md: s, ms (one way), Gbit/s, MB, W, USD/kWh.
 
 The optional ``optical`` section (fibres, slots, modulation, candidate paths) is modelled and validated in
 ``optical.py`` of this package; the instance model imports nothing above ``_check``, ``errors`` and ``files``.

@@ -12,6 +12,7 @@ from typing import Iterable
 
 from .. import _check as C
 from ..builders import geo
+from ..data import tables
 from ..data.topologies import read_gml, read_link_list
 from ..errors import InputError
 from ..instance.optical import (CBA_MODULATION, DEFAULT_GUARD, DEFAULT_K, DEFAULT_SLOT_GHZ, DEFAULT_SLOTS, Fibre,
@@ -56,9 +57,11 @@ def load_topology(path, slots_per_link: int = DEFAULT_SLOTS, guard_slots: int = 
 
 
 def nsfnet_path(data_dir=None) -> FsPath:
-    """../shared/data/topologies/nsfnet/nsfnet_chen.txt (or under ``data_dir``)."""
-    base = FsPath(data_dir) if data_dir else FsPath(__file__).resolve().parents[3] / "shared" / "data"
-    return base / "topologies" / "nsfnet" / "nsfnet_chen.txt"
+    """NSFNET's link list: ``<data_dir>/topologies/nsfnet/nsfnet_chen.txt`` of a raw data folder, or, with no
+    ``data_dir``, the copy shipped with the package (bace_opt/data/tables/nsfnet_chen.txt, the same links)."""
+    if data_dir:
+        return FsPath(data_dir) / "topologies" / "nsfnet" / "nsfnet_chen.txt"
+    return tables.path(tables.NSFNET)
 
 
 def single_link(slots: int, guard_slots: int = 0, length_km: float = 100.0) -> OpticalNetwork:
