@@ -17,7 +17,6 @@ from bace_opt.files import atomic_write
 from bace_opt.instance import load_instance
 from benchmarks.common import RESULTS, ROOT
 
-DATA = ROOT.parent / "shared" / "data"
 
 
 def best_of(fn, repeats: int = 5) -> float:
@@ -38,9 +37,8 @@ def main() -> int:
                  f"{len(inst.regions)} regions, {len(inst.jobs)} jobs)", best_of(lambda: load_instance(largest))))
     rows.append(("build paper_instance(seed=1, 8 jobs)", best_of(lambda: paper_instance(1))))
     rows.append(("build paper_instance(seed=1, 24 jobs)", best_of(lambda: paper_instance(1, jobs=24))))
-    if (DATA / "skyplane").is_dir():
-        rows.append(("build realistic_instance (6 regions, 168 h prices)",
-                     best_of(lambda: realistic_instance(DATA), repeats=3)))
+    rows.append(("build realistic_instance (6 regions, 168 h prices, shipped tables)",
+                 best_of(lambda: realistic_instance(None), repeats=3)))
     big = random_instance(1, n_regions=20, n_jobs=10_000, max_stages=8, max_arrival_s=1e6)
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "big.json"

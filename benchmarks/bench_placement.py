@@ -17,7 +17,7 @@ and the level-3 cutoff P1.51, for before / after figures in one run; see WALK_VA
 variant with random seed N, e.g. highs:walk#2, to see how much of a difference is the search's luck)
 
 Realistic suite (issue 11): ``generate realistic`` with 8 AWS regions (28 measured links), mixed A100/H100
-(--gpu-types A100-80GB,H100-80GB), hourly prices, 16 jobs, seeds 1-3, built from ../shared/data in-process.
+(--gpu-types A100-80GB,H100-80GB), hourly prices, 16 jobs, seeds 1-3, built in-process from the shipped tables.
 Each variant (back end:formulation; "race" for the racing portfolio) solves every instance in the same run;
 the rows give per level the build time, solve time, nodes and the root bound (LP relaxation of level 2
 with level 1 fixed, per formulation), and the run checks that every variant that proves an instance agrees

@@ -8,8 +8,8 @@
     bace-opt optical exact --workload llama3-8b ... --solver highs|cpsat
         per iteration, the exact slot assignment of the batch and each scheme's gap against its proven bound
 
-``--topology`` is ``nsfnet`` (../shared/data/topologies/nsfnet/nsfnet_chen.txt), a link-list .txt, a Topology Zoo
-.gml, a JSON optical section, or an instance JSON file with an ``optical`` section.
+``--topology`` is ``nsfnet`` (the shipped table of topologies/nsfnet/nsfnet_chen.txt; docs/data.md), a link-list
+.txt, a Topology Zoo .gml, a JSON optical section, or an instance JSON file with an ``optical`` section.
 """
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from ..errors import InputError
 def _topology_args(p, slots_default=80, k_default=4):
     p.add_argument("--topology", default="nsfnet", metavar="PATH|nsfnet",
                    help="nsfnet, a .txt link list, a .gml, a JSON optical section or an instance with one")
-    p.add_argument("--data", default=None, metavar="DIR", help="the shared data folder (default ../shared/data)")
+    p.add_argument("--data", default=None, metavar="DIR",
+                   help="a raw data folder (docs/data.md); default: the tables shipped with the package")
     p.add_argument("--slots", type=int, default=None, help=f"frequency slots per link (default {slots_default})")
     p.add_argument("--guard", type=int, default=None, help="guard slots per lightpath (default 1)")
     p.add_argument("--k", type=int, default=None, help=f"candidate paths per pair (default {k_default})")
