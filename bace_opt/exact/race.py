@@ -15,10 +15,11 @@ Each member runs ``placement_backend.solve_one(inst, solver=member, ...)`` (P1 o
   own proof would be; CP-SAT fixes it in its scaled units with the scaling error as slack, P1.23) and starts
   the next level from the shared solution (MIP start, or CP-SAT hint).  So every member works on the first
   level nobody has proven, from the best solution anyone has, and the race can finish before its fastest
-  member would alone (HiGHS proving level 2, CP-SAT level 3, say).  Nothing is exchanged within a level: no
-  back end here takes a new incumbent in the middle of a solve.  CP-SAT takes hints only before it starts, our
-  MathOpt adapter (SCIP) has no callback, and HiGHS 1.12's ``cbMipUserSolution`` drops the solution handed to
-  it (measured: ``tests/test_race_incumbents.py``, which fails once a highspy keeps it).
+  member would alone (HiGHS proving level 2, CP-SAT level 3, say).  Nothing is exchanged within a level.  CP-SAT
+  takes hints only before it starts and our MathOpt adapter (SCIP) has no callback; HiGHS 1.16 keeps a solution
+  handed to its ``cbMipUserSolution`` (``tests/test_race_incumbents.py``; 1.12 dropped it), but sharing CP-SAT's
+  incumbents with it is not built: HiGHS proved every level of every race measured, and P1's levels are
+  bound-limited (docs/research/highs-1.16/README.md, section 3; models/placement.md section 10).
 
 As soon as one member reports every level proven optimal, all others are stopped (SIGTERM, then SIGKILL after
 ``STOP_GRACE_S``) and its result is returned with ``solver.extra["proved_by"]`` naming it and
