@@ -11,10 +11,18 @@ Conventions shared by every command (added here, once, to every sub-command's pa
 - A closed reader on stdout (``bace-opt ... | head -3``) ends the process at once, as for any Unix tool:
   SIGPIPE keeps its default action, so not even a running solver keeps the pipeline waiting.
 - ``--version`` names the toolkit and the solver packages it finds.
+
+Exit codes: 0 done; 1 done, but some runs of a batch failed (``bench``: their rows say why, a rerun retries
+them); 2 a refused input or an output fault (a full, read-only or failing disk, a closed pipe, an unreachable
+``--dask`` scheduler: one message naming the path, ``OUTPUT_FAULTS``; stdout closed at start: nothing is
+done); 3 an internal error (a bug); 130 Ctrl-C, 143 SIGTERM (a job scheduler's or a container's stop): both
+stop the command the same way (``procs.signals_as_interrupt``: no output file, a batch keeps its finished
+rows, every worker process is ended).
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import os
@@ -134,6 +142,20 @@ def _exit_now_if_solver_abandoned(code: int) -> None:
         os._exit(code)
 
 
+#: errno values of an output fault (a full, read-only or failing disk, a closed pipe or descriptor, a path that
+#: refuses writes): one message naming the path and exit 2, never the internal-error exit
+OUTPUT_FAULTS = {errno.ENOSPC, errno.EROFS, errno.EIO, errno.EPIPE, errno.EDQUOT, errno.EFBIG, errno.EACCES,
+                 errno.EPERM, errno.EBADF, errno.ENXIO, errno.ENOTDIR, errno.EISDIR, errno.ENOENT}
+
+
+def output_fault(e: OSError) -> str | None:
+    """The one-line message of an I/O fault (``OUTPUT_FAULTS``, or any OSError naming a file), else None."""
+    if e.errno not in OUTPUT_FAULTS and not e.filename:
+        return None
+    where = e.filename if e.filename is not None else "output"
+    return f"{where}: {e.strerror or e}"
+
+
 def main(argv=None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -142,26 +164,53 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         ap.print_help()
         return 2
+    if sys.stdout is None:   # started with fd 1 closed (`>&-`): every command's result would be lost
+        print(f"bace-opt {args.command}: error: standard output is closed; nothing done", file=sys.stderr)
+        return 2
     if argv is None:  # the console script or python -m: behave as a Unix tool on a closed pipe
         _default_sigpipe()
+    from ..procs import signals_as_interrupt
+    with signals_as_interrupt() as got:
+        return _run(args, got)
+
+
+def _run(args, got) -> int:
+    """Run the command; map every error to its exit code (module docstring)."""
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()     # a write fault of the output shows here, not at exit
+        return code
     except BaceOptError as e:
         print(f"bace-opt {args.command}: error: {e}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # output piped into a reader that closed early (e.g. `| head`): not an error
+    except BrokenPipeError:  # SIGPIPE ignored (an embedding program): the reader of stdout left
         _silence_stdout()
-        return 0
+        print(f"bace-opt {args.command}: error: cannot write standard output: the reader closed the pipe",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
-        print(f"bace-opt {args.command}: interrupted", file=sys.stderr)
-        _exit_now_if_solver_abandoned(130)
-        return 130
+        code = 128 + (got.signum or signal.SIGINT)
+        print(f"bace-opt {args.command}: {'terminated' if got.signum else 'interrupted'}", file=sys.stderr)
+        _exit_now_if_solver_abandoned(code)
+        return code
+    except OSError as e:
+        msg = output_fault(e)
+        if msg is None:
+            return _internal(args, e)
+        if e.errno in (errno.EPIPE, errno.EBADF):
+            _silence_stdout()
+        print(f"bace-opt {args.command}: error: {msg}", file=sys.stderr)
+        return 2
     except Exception as e:  # a bug: say so plainly, no traceback unless asked
-        if os.environ.get("BACE_OPT_DEBUG"):
-            raise
-        print(f"bace-opt {args.command}: internal error: {type(e).__name__}: {e} "
-              f"(set BACE_OPT_DEBUG=1 for a traceback; please report it)", file=sys.stderr)
-        return 3
+        return _internal(args, e)
+
+
+def _internal(args, e: Exception) -> int:
+    if os.environ.get("BACE_OPT_DEBUG"):
+        raise e
+    print(f"bace-opt {args.command}: internal error: {type(e).__name__}: {e} "
+          f"(set BACE_OPT_DEBUG=1 for a traceback; please report it)", file=sys.stderr)
+    return 3
 
 
 def _silence_stdout() -> None:
