@@ -159,12 +159,10 @@ def read_trials(path: Path) -> list[dict]:
 
 
 def _append(path: Path, rec: Mapping[str, Any]) -> None:
+    from ..bench.runner import append_line
     line = json.dumps(rec, sort_keys=True, default=_json_default) + "\n"
     try:
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        append_line(path, line.encode("utf-8"))
     except OSError as e:
         raise InputError(f"cannot write {path}: {e.strerror or e}") from None
 

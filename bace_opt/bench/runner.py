@@ -260,12 +260,8 @@ class ResultsFile:
     def append(self, row: Mapping[str, Any]) -> None:
         if row["run_id"] in self.done:
             return
-        line = _format_row(row)
         try:
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(line)
-                f.flush()
-                os.fsync(f.fileno())
+            append_line(self.path, _format_row(row).encode("utf-8"))
         except OSError as e:
             raise InputError(f"cannot write {self.path}: {e.strerror or e}") from None
         if row.get("status") == FAILED:
@@ -282,6 +278,27 @@ class ResultsFile:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def append_line(path: Path, data: bytes) -> None:
+    """Append ``data`` (one whole line) to ``path`` and fsync it; if the write fails (disk full, I/O error),
+    the file is cut back to its old end, so that no line cut short is left behind, and the OSError raised."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        end = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError:
+            try:
+                os.ftruncate(fd, end)
+            except OSError:
+                pass     # what is left is a line cut short, which the next reader drops
+            raise
+    finally:
+        os.close(fd)
 
 
 # ---------------------------------------------------------------------- execution

@@ -170,8 +170,41 @@ def main(argv=None) -> int:
     if argv is None:  # the console script or python -m: behave as a Unix tool on a closed pipe
         _default_sigpipe()
     from ..procs import signals_as_interrupt
-    with signals_as_interrupt() as got:
-        return _run(args, got)
+    real = sys.stdout
+    sys.stdout = _NamedStdout(real)
+    try:
+        with signals_as_interrupt() as got:
+            return _run(args, got)
+    finally:
+        if isinstance(sys.stdout, _NamedStdout):
+            sys.stdout = real
+
+
+class _NamedStdout:
+    """``sys.stdout`` whose write faults name it (``OSError.filename`` = "standard output"), so that a full
+    disk or a closed pipe behind stdout gives a message naming it; everything else is the real stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _named(self, fn, *a):
+        try:
+            return fn(*a)
+        except OSError as e:
+            e.filename = e.filename or "standard output"
+            raise
+
+    def write(self, s):
+        return self._named(self._stream.write, s)
+
+    def writelines(self, lines):
+        return self._named(self._stream.writelines, lines)
+
+    def flush(self):
+        return self._named(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def _run(args, got) -> int:
@@ -194,11 +227,11 @@ def _run(args, got) -> int:
         _exit_now_if_solver_abandoned(code)
         return code
     except OSError as e:
+        if e.filename == "standard output":
+            _silence_stdout()
         msg = output_fault(e)
         if msg is None:
             return _internal(args, e)
-        if e.errno in (errno.EPIPE, errno.EBADF):
-            _silence_stdout()
         print(f"bace-opt {args.command}: error: {msg}", file=sys.stderr)
         return 2
     except Exception as e:  # a bug: say so plainly, no traceback unless asked
