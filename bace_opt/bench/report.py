@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..files import atomic_savefig
+from .compare import finished
 from .markdown import md
 from .optical import optical_report
 from .runner import FAILED, read_rows
@@ -99,6 +100,7 @@ def p1_gaps(df: pd.DataFrame) -> pd.DataFrame:
 
     P1 is lexicographic (jobs started, then cost, then run time); a heuristic that starts fewer jobs is
     worse whatever its cost, so the cost gap is reported only where it starts as many (``same_admissions``)."""
+    df = finished(df)
     ex = df[df["method"] == "p1:highs"].set_index(["size", "seed"])
     rows = []
     for _, r in df[df["method"].str.startswith("p1-heur:")].iterrows():
@@ -315,6 +317,7 @@ def solvers_report(df: pd.DataFrame, plots_dir=None) -> str:
 
 def paper_table(df: pd.DataFrame) -> pd.DataFrame:
     """Mean over seeds of average JCT (h) and total electricity (USD) per variant and policy."""
+    df = finished(df)
     d = df[df["method"].str.startswith("sim:")].copy()
     d["policy"] = d["method"].str.split(":").str[1]
     d["avg_jct_h"] = d["avg_jct_s"] / 3600
@@ -336,7 +339,8 @@ def paper_comparisons(df: pd.DataFrame, pairs) -> pd.DataFrame:
     comparable gets no headline change, only the counts (and, for information, the change over the jobs
     both finished)."""
     from .compare import compare_rows
-    d = df[df["method"].str.startswith("sim:")].copy()
+    d = finished(df)
+    d = d[d["method"].str.startswith("sim:")].copy()
     d["policy"] = d["method"].str.split(":").str[1]
     by = {(r["size"], r["seed"], r["policy"]): r for r in d.to_dict("records")}
     rows = []
