@@ -71,19 +71,49 @@ def kill_group(p: subprocess.Popen, sig: int = signal.SIGKILL, wait_s: float = 5
         p.wait(timeout=wait_s)
     except subprocess.TimeoutExpired:
         pass
+    for f in (p.stdin, p.stdout, p.stderr):
+        if f is not None:
+            try:
+                f.close()
+            except OSError:
+                pass
+
+
+@contextmanager
+def deferred_signals():
+    """Hold SIGINT and SIGTERM back (main thread) until the block ends: a process started inside is always
+    registered before an interrupt can unwind the caller.  Processes started inside inherit the blocked mask;
+    ``worker_main`` and ``unblock_signals`` lift it in the child."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def unblock_signals() -> None:
+    """In a child started under ``deferred_signals``: let SIGINT and SIGTERM through again."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def worker_main() -> None:
     """The body of a ``WorkerPool`` process: read (sys.path, fn, args) from stdin, write (ok, value) to the
     result descriptor named by argv[1]."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    unblock_signals()
     fd, parent = int(sys.argv[1]), int(sys.argv[2])
     die_with_parent(parent)
     stdin = sys.stdin.buffer
-    path = pickle.load(stdin)
-    sys.path[:0] = [p for p in path if p not in sys.path]
     try:
+        path = pickle.load(stdin)
+        sys.path[:0] = [p for p in path if p not in sys.path]
         fn, args = pickle.load(stdin)
+    except BaseException:        # the parent stopped before sending the call: nothing to do, nothing to say
+        os._exit(1)
+    try:
         out: tuple[bool, Any] = (True, fn(*args))
     except BaseException as e:   # reported to the parent, which decides
         out = (False, f"{type(e).__name__}: {e}")
@@ -110,14 +140,18 @@ class WorkerPool:
 
     def _start(self, index: int, fn: Callable, args: tuple) -> _Call:
         payload = pickle.dumps(list(sys.path)) + pickle.dumps((fn, tuple(args)))
-        rfd, wfd = os.pipe()
-        try:
-            proc = popen_group([sys.executable, "-c", _BOOT, str(wfd), str(os.getpid())], stdin=subprocess.PIPE,
-                               pass_fds=(wfd,), env=self.env)
-        finally:
-            os.close(wfd)
-        call = _Call(index, proc, rfd)
-        self.running[rfd] = call
+        with deferred_signals():   # registered before an interrupt can leave it unknown to close()
+            rfd, wfd = os.pipe()
+            try:
+                proc = popen_group([sys.executable, "-c", _BOOT, str(wfd), str(os.getpid())],
+                                   stdin=subprocess.PIPE, pass_fds=(wfd,), env=self.env)
+            except BaseException:
+                os.close(rfd)
+                raise
+            finally:
+                os.close(wfd)
+            call = _Call(index, proc, rfd)
+            self.running[rfd] = call
         try:
             proc.stdin.write(payload)
             proc.stdin.close()
@@ -206,7 +240,7 @@ def signals_as_interrupt():
         h = signal.getsignal(signal.SIGINT)
         if callable(h):
             h(signal.SIGINT, frame)
-        elif h == signal.SIG_DFL:
+        else:    # SIG_DFL, or SIG_IGN (a background job of a shell without job control): a SIGTERM still stops
             raise KeyboardInterrupt
 
     try:

@@ -98,10 +98,12 @@ def test_bench_workers_stops_within_5s_keeps_rows_leaves_nothing(tmp_path, sig):
 
 
 def test_bench_dask_local_sigterm_ends_the_cluster(tmp_path):
+    """Dask workers stay up between runs (no start-up per run): the full paper grid (180 runs) keeps them
+    busy long enough to be stopped."""
     pytest.importorskip("distributed")
-    argv = [a if a != "--workers" else "--dask" for a in BENCH]
-    argv[argv.index("--dask") + 1] = "local"
-    _stop_mid_batch(tmp_path, argv + ["--workers", "2"], tmp_path / "r.csv", signal.SIGTERM)
+    argv = ["bench", "--suite", "paper", "--size", "full", "--dask", "local", "--workers", "2", "-o", "r.csv"]
+    before, after, err = _stop_mid_batch(tmp_path, argv, tmp_path / "r.csv", signal.SIGTERM)
+    assert len(after) < 180 and "terminated" in err
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

@@ -14,24 +14,29 @@ when its scheduler cannot be reached, and a LocalCluster that never outlives the
 """
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
 from contextlib import contextmanager
 
 from ..errors import InputError
-from ..procs import kill_group, popen_group
+from ..procs import deferred_signals, kill_group, popen_group
 
 #: seconds to reach a Dask scheduler (or to start a local one: ``LOCAL_START_S``) before giving up
 CONNECT_TIMEOUT_S = 5
 LOCAL_START_S = 120
 
 _HOST = """
-import signal, sys
+import logging, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
-from bace_opt.procs import die_with_parent
+from bace_opt.procs import die_with_parent, unblock_signals
+unblock_signals()
 die_with_parent(int(sys.argv[2]))
+level = int(sys.argv[3])     # the parent's verbosity for Dask (-vv: its INFO lines), set as the CLI sets it
+logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr, level=level)
 from dask.distributed import LocalCluster
+logging.getLogger("distributed").setLevel(level)
 cluster = LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True, dashboard_address=None)
 print(cluster.scheduler_address, flush=True)
 sys.stdin.read()       # until the parent closes it or dies
@@ -48,14 +53,17 @@ def dask_client(address: str, workers: int):
     host = None
     if address == "local":
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-        host = popen_group([sys.executable, "-c", _HOST, str(max(1, workers)), str(os.getpid())],
-                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        level = logging.getLogger("distributed").getEffectiveLevel()
         try:
+            with deferred_signals():    # host known before an interrupt can unwind us
+                host = popen_group([sys.executable, "-c", _HOST, str(max(1, workers)), str(os.getpid()),
+                                    str(level)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
             address = host.stdout.readline().strip()
             if not address:
                 raise InputError("--dask local: the local Dask cluster did not start (see the messages above)")
         except BaseException:
-            kill_group(host)
+            if host is not None:
+                kill_group(host)
             raise
     client = None
     try:
