@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -56,7 +57,12 @@ def _finish(tmp: str, path: Path) -> None:
 def _write_atomically(path: Path, write) -> Path:
     """Create a temporary file beside ``path``, let ``write(fd, tmp)`` fill it (and close ``fd``), fsync it,
     rename it over ``path``.  An OSError becomes an ``InputError`` naming the path; on any failure the
-    temporary file is removed and the previous content of ``path`` stays."""
+    temporary file is removed and the previous content of ``path`` stays.
+
+    A target that exists and is not a regular file (``/dev/null``, ``/dev/full``, a FIFO) is never replaced
+    by the rename: the content is written into it (``_write_into``)."""
+    if _special(path):
+        return _write_into(path, write)
     try:
         fd, tmp = _tmp_in(path)
     except OSError as e:
@@ -74,6 +80,34 @@ def _write_atomically(path: Path, write) -> Path:
         if isinstance(e, OSError):
             raise InputError(f"cannot write {path}: {e.strerror or e}") from None
         raise
+    return path
+
+
+def _special(path: Path) -> bool:
+    """``path`` exists and is a device, FIFO or socket (something a rename must not replace)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode)
+
+
+def _write_into(path: Path, write) -> Path:
+    """Fill a temporary file elsewhere (``write``), then copy its bytes into the special file ``path``."""
+    fd, tmp = tempfile.mkstemp(prefix=".bace-opt.", suffix=".tmp" + path.suffix)
+    try:
+        write(fd, tmp)
+        with open(tmp, "rb") as src, open(path, "wb") as dst:
+            while chunk := src.read(1 << 20):
+                dst.write(chunk)
+            dst.flush()
+    except OSError as e:
+        raise InputError(f"cannot write {path}: {e.strerror or e}") from None
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
     return path
 
 

@@ -69,3 +69,50 @@ def kill(p) -> None:
     if p.poll() is None:
         p.kill()
         p.wait()
+
+
+def _stat(pid_dir: Path) -> tuple[int, int, int, int, str] | None:
+    """(pid, ppid, pgrp, session, state) of a /proc entry, or None when it is gone."""
+    try:
+        rest = (pid_dir / "stat").read_text().rsplit(")", 1)[1].split()
+        return int(pid_dir.name), int(rest[1]), int(rest[2]), int(rest[3]), rest[0]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def process_table() -> list[tuple[int, int, int, int, str]]:
+    """Every live process as (pid, ppid, pgrp, session, state), from ``/proc/*/stat``."""
+    return [s for d in Path("/proc").iterdir() if d.name.isdigit() and (s := _stat(d)) is not None]
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (children, their children, ...; zombies left out)."""
+    table = process_table()
+    kids: dict[int, list[int]] = {}
+    for p, pp, _, _, state in table:
+        if state != "Z":
+            kids.setdefault(pp, []).append(p)
+    out, todo = set(), [pid]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def sessions_and_groups(pids: set[int]) -> set[int]:
+    """The process groups and sessions of ``pids`` (to find, later, processes they started)."""
+    return {x for p, _, g, s, _ in process_table() if p in pids for x in (g, s)}
+
+
+def survivors(pids: set[int], groups: set[int], wait_s: float = 3.0) -> list[int]:
+    """Processes among ``pids``, or in one of ``groups`` (process groups or sessions), still alive (not
+    zombies) after up to ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = [p for p, _, g, s, state in process_table()
+                if state != "Z" and (p in pids or g in groups or s in groups)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)

@@ -211,13 +211,16 @@ ALLOWED = {
         "the atomic writer itself: matplotlib writes the temporary file, which is then renamed",
     ("bace_opt/files.py", "_write_atomically", "open"):
         "the atomic writer itself: reopens its own temporary file to fsync it",
-    ("bace_opt/bench/runner.py", "ResultsFile.append", "open"):
-        "the bench journal: fsynced one-line appends; read_rows drops a torn last line on resume (module doc)",
+    ("bace_opt/bench/runner.py", "append_line", "os.open"):
+        "the bench and adversary journals (results CSV, trials.jsonl): fsynced one-line appends, cut back to the "
+        "old end when a write fails; read_rows / read_trials drop a torn last line on resume (module doc)",
+    ("bace_opt/files.py", "_write_into", "open"):
+        "the atomic writer's path for a device or FIFO target (/dev/null, /dev/full), which a rename would "
+        "replace: the content, complete in a temporary file first, is copied into it",
+    ("bace_opt/procs.py", "worker_main", "open"):
+        "a worker process's result, written into the pipe its parent reads (no file)",
     ("bace_opt/bench/runner.py", "_Lock.acquire", "os.open"):
         "the lock file <results>.lock (holds the writer's pid), not a result",
-    ("bace_opt/adversary/search.py", "_append", "open"):
-        "the adversary journal trials.jsonl: fsynced one-line appends; read_trials drops a torn last line and "
-        "repairs the file atomically (same design as the bench runner's journal)",
     ("bace_opt/adversary/search.py", "_lock", "open"):
         "the lock file out/.lock, opened only to hold an flock; nothing is written to it",
     ("bace_opt/solvers/mathopt.py", "write_mps", "model.write"):

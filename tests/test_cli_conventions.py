@@ -200,16 +200,20 @@ def test_dask_quiet_unless_asked(tmp_path):
     assert len(runs[2]) >= 5      # what -vv shows (and what every run showed before)
 
 
-def test_bench_results_resolved_against_the_project(tmp_path, monkeypatch):
+def test_bench_results_are_the_users_own_unless_committed_asked(tmp_path, monkeypatch):
+    """A fresh bench writes (and --no-run reads) ./bace-opt-results or $BACE_OPT_RESULTS; the project's
+    committed results only with --results committed (issue 28 item 4)."""
     from bace_opt.cli.bench import results_dir
-    assert results_dir() == ROOT / "benchmarks" / "results"
+    monkeypatch.delenv("BACE_OPT_RESULTS", raising=False)
+    assert results_dir() == Path("bace-opt-results")
+    assert results_dir(committed=True) == ROOT / "benchmarks" / "results"
     monkeypatch.setenv("BACE_OPT_RESULTS", str(tmp_path))
     assert results_dir() == tmp_path
-    # from another folder, bench looks in the project's results folder (a size with no results file: nothing read)
-    r = py_m("bench", "--suite", "gap", "--size", "large", "--no-run", cwd=tmp_path, env={"BACE_OPT_RESULTS": ""})
+    r = py_m("bench", "--suite", "gap", "--size", "large", "--no-run", "--results", "committed", cwd=tmp_path,
+             env={"BACE_OPT_RESULTS": ""})
     assert r.returncode == 0, r.stderr
     assert f"(no results yet: {ROOT / 'benchmarks' / 'results' / 'gap-large.csv'})" in r.stdout
-    assert not (tmp_path / "benchmarks").exists()
+    assert not list(tmp_path.iterdir())
 
 
 def test_readme_python_snippet_prints_what_it_computed(tmp_path):

@@ -23,6 +23,10 @@ except this run's own summaries):
 
 Resume: running again with the same directory re-tells Optuna every finished trial (values and failures)
 and continues until ``budget`` candidates are finished; no solved candidate is solved again.
+
+Stop: Ctrl-C or SIGTERM stops the search within seconds: every candidate finished so far is in trials.jsonl
+(each is appended as it finishes), the worker processes (``procs.WorkerPool``, each in a session of its own)
+or the local Dask cluster are killed with everything they started, and the summaries are not rewritten.
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import InputError
 from .space import Space, SpaceConfig, features, make_space
@@ -155,10 +159,12 @@ def read_trials(path: Path) -> list[dict]:
 
 
 def _append(path: Path, rec: Mapping[str, Any]) -> None:
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(rec, sort_keys=True, default=_json_default) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    from ..bench.runner import append_line
+    line = json.dumps(rec, sort_keys=True, default=_json_default) + "\n"
+    try:
+        append_line(path, line.encode("utf-8"))
+    except OSError as e:
+        raise InputError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def _json_default(v):
@@ -205,7 +211,10 @@ def run_adversary(config: AdversaryConfig, out_dir, budget: int, *, workers: int
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputError(f"output: {out} exists and is not a directory")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"output: cannot create {out}: {e.strerror or e}") from None
     lock = _lock(out)
     try:
         return _run_locked(config, out, budget, workers, dask_address, keep, on_record)
@@ -217,7 +226,10 @@ def _lock(out: Path):
     """An exclusive lock on ``out/.lock`` (released when the process ends, even if killed): two searches never
     append to one directory."""
     import fcntl
-    f = open(out / ".lock", "a")
+    try:
+        f = open(out / ".lock", "a")
+    except OSError as e:
+        raise InputError(f"output: cannot write {out / '.lock'}: {e.strerror or e}") from None
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -250,63 +262,84 @@ def _run_locked(config, out: Path, budget, workers, dask_address, keep, on_recor
     _retell(study, space, recs)
     done = {r["trial"] for r in recs}
     next_id = max(done, default=-1) + 1
-    runner = _Runner(workers, dask_address)
-    try:
+    with _Runner(workers, dask_address) as runner:
         while len(recs) < budget:
             k = min(workers, budget - len(recs))
             trials = [study.ask(space.distributions) for _ in range(k)]
             ids = list(range(next_id, next_id + k))
             next_id += k
-            results = runner.map(config, ids, [t.params for t in trials])
-            for t, rec in zip(trials, results):
+            # each record is kept as soon as its candidate finishes: an interrupt loses only those running
+            for j, rec in runner.run(config, ids, [t.params for t in trials]):
                 _append(tpath, rec)
                 recs.append(rec)
                 if rec.get("score") is not None:
-                    study.tell(t, rec["score"])
+                    study.tell(trials[j], rec["score"])
                 else:
-                    study.tell(t, state=optuna.trial.TrialState.FAIL)
+                    study.tell(trials[j], state=optuna.trial.TrialState.FAIL)
                 if on_record:
                     on_record(rec)
                 log.info("trial %d: %s gap=%s (%.1f s)", rec["trial"], rec["status"], rec.get("cost_gap"),
                          rec["wall_s"])
-    finally:
-        runner.close()
     res = AdversaryResult(config, recs)
     res.write(out, keep=keep)
     return res
 
 
 class _Runner:
+    """Evaluates candidates in this process, in worker processes of their own sessions (``procs.WorkerPool``:
+    Ctrl-C reaches only us, leaving kills them all), or on Dask (``bench.cluster.dask_client``)."""
+
     def __init__(self, workers: int, dask_address: str | None):
-        self.workers, self.client, self.cluster, self.pool = workers, None, None, None
+        from contextlib import ExitStack
+        self.workers, self.client, self.pool = workers, None, None
+        self.stack = ExitStack()
         if dask_address:
-            from dask.distributed import Client, LocalCluster
-            if dask_address == "local":
-                self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                            dashboard_address=None)
-                self.client = Client(self.cluster)
-            else:
-                self.client = Client(dask_address)
+            from ..bench.cluster import dask_client
+            self.client = self.stack.enter_context(dask_client(dask_address, workers))
         elif workers > 1:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+            from ..procs import WorkerPool
+            self.pool = self.stack.enter_context(WorkerPool(workers))
 
-    def map(self, config, ids, params) -> list[dict]:
+    def run(self, config, ids, params) -> Iterator[tuple[int, dict]]:
+        """Yield (position, record) of each candidate as it finishes."""
         if self.client is not None:
-            futs = [self.client.submit(evaluate_candidate, config, i, p, pure=False) for i, p in zip(ids, params)]
-            return self.client.gather(futs)
-        if self.pool is not None:
-            return list(self.pool.map(evaluate_candidate, [config] * len(ids), ids, params))
-        return [evaluate_candidate(config, i, p) for i, p in zip(ids, params)]
+            yield from self._run_dask(config, ids, params)
+        elif self.pool is not None:
+            for j, ok, value in self.pool.run(evaluate_candidate, [(config, i, p) for i, p in zip(ids, params)]):
+                yield j, value if ok else _failed(ids[j], params[j], value)
+        else:
+            for j, (i, p) in enumerate(zip(ids, params)):
+                yield j, evaluate_candidate(config, i, p)
 
-    def close(self):
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
-        if self.client is not None:
-            self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
+    def _run_dask(self, config, ids, params):
+        from dask.distributed import as_completed
+        futs = {self.client.submit(evaluate_candidate, config, i, p, pure=False): j
+                for j, (i, p) in enumerate(zip(ids, params))}
+        try:
+            for f in as_completed(list(futs)):
+                j = futs[f]
+                try:
+                    yield j, f.result()
+                except Exception as e:   # the worker died or could not run it
+                    yield j, _failed(ids[j], params[j], f"{type(e).__name__}: {e}")
+        except BaseException:
+            try:
+                self.client.cancel(list(futs), force=True)
+            except Exception:
+                pass
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stack.close()
+
+
+def _failed(trial: int, params, message: str) -> dict:
+    """The record of a candidate whose worker process died before returning one."""
+    return {"trial": trial, "params": dict(params), "status": "error", "score": None, "error": message[:500],
+            "wall_s": 0.0}
 
 
 # ---------------------------------------------------------------------- results

@@ -149,7 +149,9 @@ def verdict(change: float, c: Claim) -> str:
 def measure(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (claim, cost reading, regime): mean change over comparable seeds, verdict, counts and the
     mechanism figures."""
+    from .compare import finished
     from .suites import parse_regime
+    df = finished(df)
     d = df[df["method"].str.startswith("sim:")].copy()
     d["policy"] = d["method"].str.split(":").str[1]
     records = d.to_dict("records")

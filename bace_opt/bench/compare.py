@@ -85,12 +85,26 @@ def _num(row: Mapping[str, Any], key: str) -> float:
         return float("nan")
 
 
+def _count(row: Mapping[str, Any], key: str) -> int:
+    """A count of a row as an int; -1 when the row has none (a failed run: NaN or empty)."""
+    v = _num(row, key)
+    return int(v) if math.isfinite(v) else -1
+
+
+def finished(df):
+    """The rows of a results DataFrame whose run did not fail (status ``error``: no figures to compare)."""
+    return df[df["status"] != "error"] if "status" in df else df
+
+
 def compare_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
     """Compare two results rows of the same instance (see module doc)."""
     pa, pb = parse_per_job(a.get("per_job")), parse_per_job(b.get("per_job"))
-    a_done, b_done = int(_num(a, "jobs_done")), int(_num(b, "jobs_done"))
-    jobs = int(_num(a, "jobs")) if not math.isnan(_num(a, "jobs")) else max(a_done, b_done)
-    if pa is not None and pb is not None:
+    a_done, b_done = _count(a, "jobs_done"), _count(b, "jobs_done")
+    jobs = _count(a, "jobs") if _count(a, "jobs") >= 0 else max(a_done, b_done)
+    if a_done < 0 or b_done < 0:     # a run without figures (it failed): nothing to compare
+        pa = pb = None
+        same, common = False, None
+    elif pa is not None and pb is not None:
         same = set(pa) == set(pb)
         common = sorted(set(pa) & set(pb))
     else:

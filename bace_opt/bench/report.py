@@ -13,9 +13,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..files import atomic_savefig
+from .compare import finished
 from .markdown import md
 from .optical import optical_report
-from .runner import read_rows
+from .runner import FAILED, read_rows
 from .spec import COLUMNS
 
 PAPER_JCT = (-64.7, -27.9)     # BACE-Pipe's average-JCT change vs the four baselines (%), as published
@@ -25,10 +26,11 @@ PAPER_ABLATION = {"bace-pipe-no-priority": (41.9, 5.0), "bace-pipe-no-pathfinder
 BASELINES = ["lcf", "ldf", "cr-lcf", "cr-ldf"]
 
 
-def load(path) -> pd.DataFrame:
+def load(path, repair: bool = True) -> pd.DataFrame:
     """The rows of a results file as a DataFrame (read by the runner's reader: a file written by an older
-    version is migrated to the current columns, a line cut short is dropped)."""
-    df = pd.DataFrame(read_rows(path), columns=COLUMNS).replace("", float("nan"))
+    version is migrated to the current columns, a line cut short is dropped; ``repair=False``: the file is
+    only read, never rewritten)."""
+    df = pd.DataFrame(read_rows(path, repair=repair), columns=COLUMNS).replace("", float("nan"))
     df["seed"] = pd.to_numeric(df["seed"], errors="coerce")   # a damaged cell is NaN, not a crash
     for c in ("objective", "bound", "gap", "avg_jct_s", "total_electricity_usd", "total_cost_usd", "p1_cost_usd",
               "total_run_s", "p1_own_set_cost_usd", "decision_s",
@@ -41,26 +43,44 @@ def load(path) -> pd.DataFrame:
     return df
 
 
-def report(suite: str, path, markdown_path=None) -> str:
+def report(suite: str, path, markdown_path=None, repair: bool = True) -> str:
+    """The suite's report of the results file ``path`` (markdown text; also written to ``markdown_path``).
+
+    Failed runs (status ``error``) are left out of every table and listed after them, each with its reason
+    (the next ``bench`` of the suite retries them); ``repair=False`` never rewrites the results file."""
     path = Path(path)
     if not path.exists():
         return f"(no results yet: {path})"
-    df = load(path)
+    df = load(path, repair=repair)
     if df.empty:
         return "(no rows)"
+    failed = df[df["status"] == FAILED]
+    ok = df[df["status"] != FAILED]
     fn = {"gap": gap_report, "solvers": solvers_report, "paper": paper_report,
           "regimes": regimes_report, "optical": optical_report}.get(suite, generic_report)
     plots_dir = Path(markdown_path).parent if markdown_path else None
     global _PLOT_STEM
     _PLOT_STEM = Path(markdown_path).stem if markdown_path else suite
-    text = fn(df, plots_dir)
-    errors = df[df["status"] == "error"]
-    if len(errors):
-        text += f"\n\n{len(errors)} run(s) ended in error, e.g.: {errors['error'].iloc[0]}"
+    text = fn(ok, plots_dir) if not ok.empty else "(no finished runs)"
+    if len(failed):
+        text += "\n\n" + failed_runs(failed)
     if markdown_path:
         from ..files import atomic_write
         atomic_write(markdown_path, text + "\n")
     return text
+
+
+def failed_runs(failed: pd.DataFrame, limit: int = 20) -> str:
+    """The failed runs, each with its reason (the first ``limit``; the rest counted)."""
+    lines = [f"### Failed runs: {len(failed)} (left out of the tables above; the next bench of this suite "
+             f"retries them)", ""]
+    for _, r in failed.head(limit).iterrows():
+        seed = "" if pd.isna(r["seed"]) else int(r["seed"])
+        err = str(r["error"]) if isinstance(r["error"], str) else "(no reason recorded)"
+        lines.append(f"- {r['size']} seed {seed} {r['method']}: {err.splitlines()[0] if err else err}")
+    if len(failed) > limit:
+        lines.append(f"- ... and {len(failed) - limit} more")
+    return "\n".join(lines)
 
 
 #: plots are named after the report they belong to (``gap-small.md`` -> ``gap-small-distribution.png``), so
@@ -80,6 +100,7 @@ def p1_gaps(df: pd.DataFrame) -> pd.DataFrame:
 
     P1 is lexicographic (jobs started, then cost, then run time); a heuristic that starts fewer jobs is
     worse whatever its cost, so the cost gap is reported only where it starts as many (``same_admissions``)."""
+    df = finished(df)
     ex = df[df["method"] == "p1:highs"].set_index(["size", "seed"])
     rows = []
     for _, r in df[df["method"].str.startswith("p1-heur:")].iterrows():
@@ -296,6 +317,7 @@ def solvers_report(df: pd.DataFrame, plots_dir=None) -> str:
 
 def paper_table(df: pd.DataFrame) -> pd.DataFrame:
     """Mean over seeds of average JCT (h) and total electricity (USD) per variant and policy."""
+    df = finished(df)
     d = df[df["method"].str.startswith("sim:")].copy()
     d["policy"] = d["method"].str.split(":").str[1]
     d["avg_jct_h"] = d["avg_jct_s"] / 3600
@@ -317,7 +339,8 @@ def paper_comparisons(df: pd.DataFrame, pairs) -> pd.DataFrame:
     comparable gets no headline change, only the counts (and, for information, the change over the jobs
     both finished)."""
     from .compare import compare_rows
-    d = df[df["method"].str.startswith("sim:")].copy()
+    d = finished(df)
+    d = d[d["method"].str.startswith("sim:")].copy()
     d["policy"] = d["method"].str.split(":").str[1]
     by = {(r["size"], r["seed"], r["policy"]): r for r in d.to_dict("records")}
     rows = []

@@ -2,7 +2,10 @@
 
 A run is a ``RunSpec`` (suite, family, size, seed, instance arguments, method, method arguments); its
 ``run_id`` is a hash of that spec, so a restarted batch with the same arguments skips every run whose row is
-already in the results file and loses or duplicates none.  Only the parent process writes the file, one whole
+already in the results file and loses or duplicates none.  A run that failed (status ``error``, the reason in
+``error``) is retried by the next batch; its new row replaces the failed one.  Ctrl-C or SIGTERM stops a batch
+within seconds, keeping every finished row and killing every worker process (``procs.WorkerPool``,
+``cluster.dask_client``).  Only the parent process writes the file, one whole
 line per write with flush + fsync; a line cut short by a kill mid-write is dropped (and the file rewritten
 atomically without it) when the batch restarts.  One batch at a time writes a results file: it holds an
 ``fcntl`` lock on ``<name>.lock`` from start to end, and a second batch on the same file waits for it (with a
@@ -24,11 +27,14 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from ..errors import BaceOptError
+from ..errors import BaceOptError, InputError
 from ..files import atomic_write
 from .spec import COLUMNS, RunSpec
 
 log = logging.getLogger(__name__)
+
+#: the status of a run that failed (its row's ``error`` says why); a rerun of the batch retries it
+FAILED = "error"
 
 
 # ---------------------------------------------------------------------- results file
@@ -102,7 +108,8 @@ def _is_header(vals: list[str] | None) -> bool:
 
 
 def read_rows(path: Path, *, repair: bool = True, _locked: bool = False) -> list[dict]:
-    """Rows of a results CSV, each run once (the first row of a run_id wins).
+    """Rows of a results CSV, each run once: the first row of a run_id wins, except that a failed row
+    (status ``error``) gives way to the run's next row (the retry that a rerun of the batch makes).
 
     Damaged content never stops a report or a resume: a trailing line cut short by a kill is dropped; a line
     that is not UTF-8, does not parse or has the wrong number of fields, and a damaged header, are set aside in
@@ -115,7 +122,7 @@ def read_rows(path: Path, *, repair: bool = True, _locked: bool = False) -> list
     raw = path.read_bytes()
     blines = raw.splitlines(keepends=True)
     rows: list[dict] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     bad: list[bytes] = []
     fields = COLUMNS
     start = 0
@@ -158,10 +165,13 @@ def read_rows(path: Path, *, repair: bool = True, _locked: bool = False) -> list
             continue
         row = dict(zip(fields, vals))
         rid = row.get("run_id", "")
+        if rid and rid in seen and seen[rid] is not None and rows[seen[rid]].get("status") == FAILED:
+            rows[seen[rid]] = _migrate_row(row, fields) if migrate else row   # a retry of a failed run
+            continue
         if not rid or rid in seen:
             dups += 1
             continue
-        seen.add(rid)
+        seen[rid] = len(rows)
         rows.append(_migrate_row(row, fields) if migrate else row)
     if dups:
         log.warning("%s: %d duplicate row(s) of a run dropped (the first row of each run is kept)", path, dups)
@@ -219,18 +229,28 @@ def _cell(v):
 class ResultsFile:
     """Append-only CSV of rows, one writer at a time: opening takes the file's lock (a second bench run on
     the same file waits, then skips what the first finished); one whole line per write, flushed and fsynced.
-    Use as a context manager or call ``close``."""
+    ``done``: the runs with a row that did not fail; ``failed``: the runs whose row failed (status
+    ``error``), which a rerun retries.  A write that fails (disk full, read-only, I/O error) is an
+    ``InputError`` naming the file.  Use as a context manager or call ``close``."""
 
     def __init__(self, path, wait: bool = True):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"cannot create {self.path.parent}: {e.strerror or e}") from None
         self._lock = _Lock(self.path)
-        if not self._lock.acquire(wait=wait):
+        try:
+            got = self._lock.acquire(wait=wait)
+        except OSError as e:
+            raise InputError(f"cannot write {self._lock.path}: {e.strerror or e}") from None
+        if not got:
             raise BaceOptError(f"{self.path} is being written by another bench run; wait for it or use "
                                f"another results file")
         try:
             self.rows = read_rows(self.path, _locked=True)
-            self.done = {r["run_id"] for r in self.rows}
+            self.done = {r["run_id"] for r in self.rows if r.get("status") != FAILED}
+            self.failed = {r["run_id"] for r in self.rows if r.get("status") == FAILED}
             if not self.path.exists() or self.path.stat().st_size == 0:
                 atomic_write(self.path, ",".join(COLUMNS) + "\n")
         except BaseException:
@@ -240,12 +260,15 @@ class ResultsFile:
     def append(self, row: Mapping[str, Any]) -> None:
         if row["run_id"] in self.done:
             return
-        line = _format_row(row)
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
-        self.done.add(row["run_id"])
+        try:
+            append_line(self.path, _format_row(row).encode("utf-8"))
+        except OSError as e:
+            raise InputError(f"cannot write {self.path}: {e.strerror or e}") from None
+        if row.get("status") == FAILED:
+            self.failed.add(row["run_id"])
+        else:
+            self.done.add(row["run_id"])
+            self.failed.discard(row["run_id"])
 
     def close(self) -> None:
         self._lock.release()
@@ -257,14 +280,48 @@ class ResultsFile:
         self.close()
 
 
+def append_line(path: Path, data: bytes) -> None:
+    """Append ``data`` (one whole line) to ``path`` and fsync it; if the write fails (disk full, I/O error),
+    the file is cut back to its old end, so that no line cut short is left behind, and the OSError raised."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        end = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError:
+            try:
+                os.ftruncate(fd, end)
+            except OSError:
+                pass     # what is left is a line cut short, which the next reader drops
+            raise
+    finally:
+        os.close(fd)
+
+
 # ---------------------------------------------------------------------- execution
+
+def failed_row(spec: RunSpec, message: str) -> dict:
+    """The row of a run that ended without a row of its own (its worker process died)."""
+    return {"run_id": spec.run_id, "suite": spec.suite, "family": spec.family, "size": spec.size,
+            "seed": spec.seed, "method": spec.method, "status": FAILED, "error": message[:500],
+            "options": json.dumps({"instance": dict(spec.instance_args), "method": dict(spec.method_args)},
+                                  sort_keys=True)}
+
 
 def run_specs(specs: Iterable[RunSpec], out, *, workers: int = 1, dask_address: str | None = None,
               progress: bool | None = None, execute: Callable[[RunSpec], dict] | None = None) -> dict:
-    """Run every spec whose row is not yet in ``out``; returns counts {total, skipped, ran, failed}.
+    """Run every spec whose row is not yet in ``out``, or whose row failed (a retry); returns counts
+    {total, skipped, ran, failed, retried}: ``failed`` runs of this batch ended in status ``error``, and
+    their rows say why.
 
-    ``workers`` > 1 runs local processes (one fresh process per run, so peak memory is per run);
-    ``dask_address`` sends the runs to an existing Dask scheduler instead (``"local"`` starts a LocalCluster).
+    ``workers`` > 1 runs local processes (one fresh process per run, so peak memory is per run, each in a
+    session of its own: ``procs.WorkerPool``); ``dask_address`` sends the runs to an existing Dask scheduler
+    instead (``"local"`` starts a LocalCluster of our own: ``cluster.dask_client``).  Ctrl-C or SIGTERM
+    (``KeyboardInterrupt``) stops the batch at once: every row finished so far is in the file, runs not
+    started are not started, and every worker process is killed.
     """
     from .tasks import execute as default_execute
     execute = execute or default_execute
@@ -278,7 +335,8 @@ def run_specs(specs: Iterable[RunSpec], out, *, workers: int = 1, dask_address: 
 
 def _run_todo(specs, res, execute, workers, dask_address, progress) -> dict:
     todo = [s for s in specs if s.run_id not in res.done]
-    counts = {"total": len(specs), "skipped": len(specs) - len(todo), "ran": 0, "failed": 0}
+    counts = {"total": len(specs), "skipped": len(specs) - len(todo), "ran": 0, "failed": 0,
+              "retried": sum(1 for s in todo if s.run_id in res.failed)}
     if not todo:
         return counts
     bar = _progress(len(todo), progress)
@@ -286,7 +344,7 @@ def _run_todo(specs, res, execute, workers, dask_address, progress) -> dict:
     def record(row):
         res.append(row)
         counts["ran"] += 1
-        if row.get("status") == "error":
+        if row.get("status") == FAILED:
             counts["failed"] += 1
         bar.update(1)
 
@@ -294,13 +352,10 @@ def _run_todo(specs, res, execute, workers, dask_address, progress) -> dict:
         if dask_address:
             _run_dask(todo, execute, record, dask_address, workers)
         elif workers > 1:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-            ctx = mp.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, max_tasks_per_child=1) as ex:
-                futs = [ex.submit(execute, s) for s in todo]
-                for f in as_completed(futs):
-                    record(f.result())
+            from ..procs import WorkerPool
+            with WorkerPool(workers) as pool:
+                for i, ok, value in pool.run(execute, [(s,) for s in todo]):
+                    record(value if ok else failed_row(todo[i], value))
         else:
             for s in todo:
                 record(execute(s))
@@ -310,22 +365,24 @@ def _run_todo(specs, res, execute, workers, dask_address, progress) -> dict:
 
 
 def _run_dask(todo, execute, record, address, workers):
-    from dask.distributed import Client, LocalCluster, as_completed
-    cluster = None
-    if address == "local":
-        cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
-    else:
-        client = Client(address)
-    try:
-        futs = [client.submit(execute, s, pure=False, key=f"bace-opt-{s.run_id}") for s in todo]
-        for f in as_completed(futs):
-            record(f.result())
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+    from dask.distributed import as_completed
+
+    from .cluster import dask_client
+    with dask_client(address, workers) as client:
+        futs = {client.submit(execute, s, pure=False, key=f"bace-opt-{s.run_id}"): s for s in todo}
+        try:
+            for f in as_completed(list(futs)):
+                try:
+                    row = f.result()
+                except Exception as e:   # the worker died or could not run it: a failed run
+                    row = failed_row(futs[f], f"{type(e).__name__}: {e}")
+                record(row)
+        except BaseException:
+            try:
+                client.cancel(list(futs), force=True)
+            except Exception:
+                pass
+            raise
 
 
 class _NoBar:

@@ -1,9 +1,13 @@
 """``bace-opt bench``: run a benchmark suite, resumably, and print its report.
 
-Results go to ``results_dir()/<suite>-<size>.csv`` unless ``-o`` names a file: ``$BACE_OPT_RESULTS`` if set,
-else the project's ``benchmarks/results`` when bace_opt runs from a checkout (an editable install, as the README
-sets up), else ``./benchmarks/results`` (an installed wheel has no project folder).
-So a run from any folder of the checkout adds to the same results files.
+Results go to the user's own file, ``results_dir()/<suite>-<size>.csv``, unless ``-o`` names a file:
+``$BACE_OPT_RESULTS`` if set, else ``./bace-opt-results`` in the working directory.  The project's committed
+results (``benchmarks/results/`` of a checkout) are read, or added to, only when asked: ``--results
+committed``.  So a fresh ``bench`` runs its suite and never passes the committed figures off as the user's.
+
+A run that fails is recorded as failed (status ``error``, the reason in ``error``), listed in the report, and
+retried by the next ``bench`` of the same suite; a batch with failed runs exits 1.  ``--no-run`` only reads:
+it never writes the results file (a damaged file is read as it is, not repaired).
 """
 from __future__ import annotations
 
@@ -25,7 +29,11 @@ def add_parser(sub):
                                    "command to resume: finished rows are skipped, none is lost or duplicated.")
     p.add_argument("--suite", help="suite name (see --list)")
     p.add_argument("--size", default="small", help="size label of the suite (default: small)")
-    p.add_argument("-o", "--out", help="results CSV (default: <suite>-<size>.csv in " + str(results_dir()) + ")")
+    p.add_argument("-o", "--out", help="results CSV (default: <suite>-<size>.csv in $BACE_OPT_RESULTS or "
+                                       "./bace-opt-results)")
+    p.add_argument("--results", choices=("own", "committed"), default="own",
+                   help="own (default): your results file (see -o); committed: the project's committed "
+                        "results in benchmarks/results/ (read, or resumed, only with this option)")
     p.add_argument("--workers", type=int_arg, default=1, help="local worker processes (default 1)")
     p.add_argument("--dask", metavar="ADDRESS", help="run on an existing Dask scheduler (or 'local' for a "
                                                      "LocalCluster) instead of local processes")
@@ -36,15 +44,19 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
-def results_dir() -> Path:
-    """Where bench results go by default (module docstring): env BACE_OPT_RESULTS, checkout, else cwd."""
+def results_dir(committed: bool = False) -> Path:
+    """Where bench results go by default (module docstring): env BACE_OPT_RESULTS, else ./bace-opt-results;
+    ``committed``: the project's benchmarks/results (a checkout only)."""
+    if committed:
+        root = Path(__file__).resolve().parents[2]
+        if not ((root / "benchmarks" / "results").is_dir() and (root / "setup.cfg").is_file()):
+            raise InputError("--results committed: this installation has no project checkout with "
+                             "benchmarks/results; give the file with -o")
+        return root / "benchmarks" / "results"
     env = os.environ.get("BACE_OPT_RESULTS")
     if env:
         return Path(env)
-    root = Path(__file__).resolve().parents[2]
-    if (root / "benchmarks").is_dir() and (root / "setup.cfg").is_file():
-        return root / "benchmarks" / "results"
-    return Path("benchmarks") / "results"
+    return Path("bace-opt-results")
 
 
 def run(args) -> int:
@@ -62,10 +74,14 @@ def run(args) -> int:
             raise InputError(str(e.args[0])) from None
     if not 1 <= args.workers <= 1024:
         raise InputError(f"--workers must be in 1..1024, got {args.workers}")
+    if args.out and args.results == "committed":
+        raise InputError("-o and --results committed: give one of them")
     if args.out:
-        out = check_output(args.out, suffixes=(".csv",))
+        out = Path(args.out) if args.no_run else check_output(args.out, suffixes=(".csv",))
+        if args.no_run and out.suffix.lower() != ".csv":
+            raise InputError(f"-o {args.out}: unsupported file type {out.suffix or '(none)'!r}; use .csv")
     else:
-        out = results_dir() / f"{args.suite}-{args.size}.csv"
+        out = results_dir(args.results == "committed") / f"{args.suite}-{args.size}.csv"
         if not args.no_run:
             try:
                 out.parent.mkdir(parents=True, exist_ok=True)
@@ -76,12 +92,21 @@ def run(args) -> int:
         check_output(args.report, option="--report", suffixes=(".md",), inputs=(out,))
     if args.no_run and out.exists() and not out.is_file():
         raise InputError(f"{out}: is not a file")
+    c = None
     if not args.no_run:
         log.info("suite %s/%s: %d runs, results in %s", args.suite, args.size, len(specs), out)
-        c = run_specs(specs, out, workers=args.workers, dask_address=args.dask, progress=False if getattr(args, "verbosity", 0) < 0 else args.progress)
+        c = run_specs(specs, out, workers=args.workers, dask_address=args.dask,
+                      progress=False if getattr(args, "verbosity", 0) < 0 else args.progress)
+        retried = f"; {c['retried']} retried after failing before" if c.get("retried") else ""
         print(f"{args.suite}/{args.size}: {c['total']} runs, {c['skipped']} already in {out}, ran {c['ran']} "
-              f"({c['failed']} failed)")
+              f"({c['failed']} failed{retried})")
     from ..bench.report import report
-    text = report(args.suite, out, markdown_path=args.report)
+    text = report(args.suite, out, markdown_path=args.report, repair=not args.no_run)
+    if args.no_run and not out.exists() and not args.out and args.results != "committed":
+        text += ("\n(the project's committed results are read with --results committed; "
+                 "run the suite without --no-run to make your own)")
     print(text)
+    if c is not None and c["failed"]:
+        log.warning("%d run(s) failed (their rows say why); rerun the same command to retry them", c["failed"])
+        return 1
     return 0

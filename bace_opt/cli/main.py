@@ -11,10 +11,18 @@ Conventions shared by every command (added here, once, to every sub-command's pa
 - A closed reader on stdout (``bace-opt ... | head -3``) ends the process at once, as for any Unix tool:
   SIGPIPE keeps its default action, so not even a running solver keeps the pipeline waiting.
 - ``--version`` names the toolkit and the solver packages it finds.
+
+Exit codes: 0 done; 1 done, but some runs of a batch failed (``bench``: their rows say why, a rerun retries
+them); 2 a refused input or an output fault (a full, read-only or failing disk, a closed pipe, an unreachable
+``--dask`` scheduler: one message naming the path, ``OUTPUT_FAULTS``; stdout closed at start: nothing is
+done); 3 an internal error (a bug); 130 Ctrl-C, 143 SIGTERM (a job scheduler's or a container's stop): both
+stop the command the same way (``procs.signals_as_interrupt``: no output file, a batch keeps its finished
+rows, every worker process is ended).
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import os
@@ -134,6 +142,20 @@ def _exit_now_if_solver_abandoned(code: int) -> None:
         os._exit(code)
 
 
+#: errno values of an output fault (a full, read-only or failing disk, a closed pipe or descriptor, a path that
+#: refuses writes): one message naming the path and exit 2, never the internal-error exit
+OUTPUT_FAULTS = {errno.ENOSPC, errno.EROFS, errno.EIO, errno.EPIPE, errno.EDQUOT, errno.EFBIG, errno.EACCES,
+                 errno.EPERM, errno.EBADF, errno.ENXIO, errno.ENOTDIR, errno.EISDIR, errno.ENOENT}
+
+
+def output_fault(e: OSError) -> str | None:
+    """The one-line message of an I/O fault (``OUTPUT_FAULTS``, or any OSError naming a file), else None."""
+    if e.errno not in OUTPUT_FAULTS and not e.filename:
+        return None
+    where = e.filename if e.filename is not None else "output"
+    return f"{where}: {e.strerror or e}"
+
+
 def main(argv=None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -142,26 +164,86 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         ap.print_help()
         return 2
+    if sys.stdout is None:   # started with fd 1 closed (`>&-`): every command's result would be lost
+        print(f"bace-opt {args.command}: error: standard output is closed; nothing done", file=sys.stderr)
+        return 2
     if argv is None:  # the console script or python -m: behave as a Unix tool on a closed pipe
         _default_sigpipe()
+    from ..procs import signals_as_interrupt
+    real = sys.stdout
+    sys.stdout = _NamedStdout(real)
     try:
-        return int(args.func(args) or 0)
+        with signals_as_interrupt() as got:
+            return _run(args, got)
+    finally:
+        if isinstance(sys.stdout, _NamedStdout):
+            sys.stdout = real
+
+
+class _NamedStdout:
+    """``sys.stdout`` whose write faults name it (``OSError.filename`` = "standard output"), so that a full
+    disk or a closed pipe behind stdout gives a message naming it; everything else is the real stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _named(self, fn, *a):
+        try:
+            return fn(*a)
+        except OSError as e:
+            e.filename = e.filename or "standard output"
+            raise
+
+    def write(self, s):
+        return self._named(self._stream.write, s)
+
+    def writelines(self, lines):
+        return self._named(self._stream.writelines, lines)
+
+    def flush(self):
+        return self._named(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _run(args, got) -> int:
+    """Run the command; map every error to its exit code (module docstring)."""
+    try:
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()     # a write fault of the output shows here, not at exit
+        return code
     except BaceOptError as e:
         print(f"bace-opt {args.command}: error: {e}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # output piped into a reader that closed early (e.g. `| head`): not an error
+    except BrokenPipeError:  # SIGPIPE ignored (an embedding program): the reader of stdout left
         _silence_stdout()
-        return 0
+        print(f"bace-opt {args.command}: error: cannot write standard output: the reader closed the pipe",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
-        print(f"bace-opt {args.command}: interrupted", file=sys.stderr)
-        _exit_now_if_solver_abandoned(130)
-        return 130
+        code = 128 + (got.signum or signal.SIGINT)
+        print(f"bace-opt {args.command}: {'terminated' if got.signum else 'interrupted'}", file=sys.stderr)
+        _exit_now_if_solver_abandoned(code)
+        return code
+    except OSError as e:
+        if e.filename == "standard output":
+            _silence_stdout()
+        msg = output_fault(e)
+        if msg is None:
+            return _internal(args, e)
+        print(f"bace-opt {args.command}: error: {msg}", file=sys.stderr)
+        return 2
     except Exception as e:  # a bug: say so plainly, no traceback unless asked
-        if os.environ.get("BACE_OPT_DEBUG"):
-            raise
-        print(f"bace-opt {args.command}: internal error: {type(e).__name__}: {e} "
-              f"(set BACE_OPT_DEBUG=1 for a traceback; please report it)", file=sys.stderr)
-        return 3
+        return _internal(args, e)
+
+
+def _internal(args, e: Exception) -> int:
+    if os.environ.get("BACE_OPT_DEBUG"):
+        raise e
+    print(f"bace-opt {args.command}: internal error: {type(e).__name__}: {e} "
+          f"(set BACE_OPT_DEBUG=1 for a traceback; please report it)", file=sys.stderr)
+    return 3
 
 
 def _silence_stdout() -> None:
