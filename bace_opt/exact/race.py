@@ -45,6 +45,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from ..errors import InputError
+from ..procs import die_with_parent
 from ..schedule import SolverInfo
 from ..solvers import base, registry
 from ..solvers.base import SolveOptions, available_cores
@@ -124,10 +125,13 @@ class _MemberShare:
         self.out.put(("level", self.i, SharedLevel(level, float(objective), solution, self.name)))
 
 
-def _member(i: int, solver: str, inst, options: SolveOptions, kw: dict, out, inbox) -> None:
+def _member(i: int, solver: str, inst, options: SolveOptions, kw: dict, out, inbox, parent_pid=None) -> None:
     """Child process: solve (sharing levels through ``inbox``/``out`` when ``inbox`` is given), put
-    ("done", i, result or None, error text or None) on ``out``."""
+    ("done", i, result or None, error text or None) on ``out``.  The member dies with the parent
+    (``procs.die_with_parent``): a parent killed outright (SIGKILL, or SIGTERM where it is not handled) leaves no
+    member solving on until its own time limit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent handles Ctrl-C and stops us
+    die_with_parent(parent_pid)
     try:
         share = None
         if inbox is not None:
@@ -259,7 +263,7 @@ def race_placement(inst, *, members: Sequence[str] = DEFAULT_MEMBERS, options: S
     inboxes = [(queue.Queue() if i == 0 and in_process else ctx.Queue()) if sharing else None
                for i in range(len(members))]
     procs = [_LocalMember(i, m, inst, opts, kw, out, inboxes[i]) if i == 0 and in_process else
-             ctx.Process(target=_member, args=(i, m, inst, opts, kw, out, inboxes[i]), daemon=True,
+             ctx.Process(target=_member, args=(i, m, inst, opts, kw, out, inboxes[i], os.getpid()), daemon=True,
                          name=f"race-{m}") for i, m in enumerate(members)]
     proved_by: dict[int, str] = {}     # level -> the member that proved it first
     results: dict[int, object] = {}
