@@ -169,3 +169,26 @@ def test_options_json_cannot_hold_are_refused_when_saving(policy_file, tmp_path)
     with pytest.raises(bo.InputError, match=r"meta.policy_options.max_price = inf cannot be written as JSON"):
         sched.save(out)
     assert not out.exists()
+
+
+def test_a_file_policy_in_bench_beside_bace_pipe_and_its_failures_retried(policy_file, tmp_path):
+    raising = tmp_path / "flaky.py"
+    raising.write_text(POLICY.replace('raise ZeroDivisionError("the policy\'s own bug")', 'raise ZeroDivisionError("x")'))
+    out = tmp_path / "gap.csv"
+    r = run("bench", "--suite", "gap", "--size", "small", "--policy", f"{policy_file}:CheapestRegion",
+            "--policy", f"{raising}:Raises", "-o", out, cwd=tmp_path)
+    assert r.returncode == 1, r.stderr[-2000:]          # the raising policy's runs failed: a failed batch
+    import csv
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
+    own = [x for x in rows if x["method"] == f"p1-heur:{policy_file}:CheapestRegion"]
+    ref = [x for x in rows if x["method"] == "p1-heur:bace-pipe"]
+    bad = [x for x in rows if x["method"].endswith(":Raises")]
+    assert own and len(own) == len(ref) and all(x["status"] != "error" for x in own)
+    assert bad and all(x["status"] == "error" and "ZeroDivisionError" in x["error"] for x in bad)
+    assert not (tmp_path / "gap.csv.damaged").exists()         # a multi-line message stays on its row
+    raising.write_text(POLICY.replace("return self.think(queue)", "return []"))   # the fix
+    r = run("bench", "--suite", "gap", "--size", "small", "--policy", f"{policy_file}:CheapestRegion",
+            "--policy", f"{raising}:Raises", "-o", out, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert f"ran {len(bad)} (0 failed; {len(bad)} retried after failing before)" in r.stdout

@@ -81,11 +81,13 @@ class AdversaryConfig:
         return cls(**d)
 
     def check(self) -> None:
-        from ..policies import available
+        from ..policies import make_policy
         from ..solvers import registry
         probs = []
-        if self.policy not in available():
-            probs.append(f"policy: unknown {self.policy!r} (available: {', '.join(available())})")
+        try:        # a registered name or package.module:Class / file.py:Class, with its options: built once here
+            make_policy(self.policy, **dict(self.policy_options))
+        except InputError as e:
+            probs.append(f"policy: {e}")
         if self.sampler not in SAMPLERS:
             probs.append(f"sampler: must be one of {', '.join(SAMPLERS)}, got {self.sampler!r}")
         if not (isinstance(self.time_limit_s, (int, float)) and self.time_limit_s > 0):

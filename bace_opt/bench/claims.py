@@ -321,3 +321,36 @@ def plot_heatmaps(m: pd.DataFrame, png_dir: Path, stem: str = "regimes") -> list
         plt.close(fig)
         names.append(name)
     return names
+
+
+def versus(df: pd.DataFrame, reference: str = "bace-pipe") -> pd.DataFrame:
+    """Every policy the claims do not name (a policy of one's own, run with ``bench --policy``) beside
+    ``reference``, per regime: the mean change of mean JCT and of cost (electricity, the paper's reading) against
+    it over the seeds where both finished the same jobs (``compare.compare_rows``), and how many seeds were not
+    comparable.  Negative is better.  Empty when the rows hold no such policy."""
+    from .compare import finished
+    named = {c.a for c in CLAIMS} | {c.b for c in CLAIMS} | {reference}
+    d = finished(df)
+    d = d[d["method"].str.startswith("sim:")].copy()
+    d["policy"] = d["method"].str.split(":", n=1).str[1]
+    records = d.to_dict("records")
+    by = {(r["size"], int(r["seed"]), r["policy"]): r for r in records}
+    others = sorted({r["policy"] for r in records} - named)
+    rows = []
+    for pol in others:
+        for label in sorted(d["size"].unique()):
+            jct, cost, nc = [], [], 0
+            for s in sorted({int(x) for x in d["seed"].unique()}):
+                ra, rb = by.get((label, s, pol)), by.get((label, s, reference))
+                if ra is None or rb is None:
+                    continue
+                if not compare_rows(ra, rb).comparable:
+                    nc += 1
+                    continue
+                jct.append((_value(ra, "jct", "-") / _value(rb, "jct", "-") - 1) * 100)
+                cost.append((_value(ra, "cost", "electricity") / _value(rb, "cost", "electricity") - 1) * 100)
+            if jct or nc:
+                rows.append({"policy": pol, "regime": label, "seeds": len(jct) + nc, "not_comparable": nc,
+                             f"jct_vs_{reference}_pct": math.fsum(jct) / len(jct) if jct and not nc else float("nan"),
+                             f"cost_vs_{reference}_pct": math.fsum(cost) / len(cost) if cost and not nc else float("nan")})
+    return pd.DataFrame(rows)

@@ -414,6 +414,13 @@ def regimes_report(df: pd.DataFrame, plots_dir=None) -> str:
                "of LCF (with identical GPUs, active-GPU electricity differs only through it); bace_jct_vs_closest_pct: "
                "BACE-Pipe's JCT change against the baseline closest to it among those that finished the same "
                "jobs.\n\n" + md(mech.set_index("regime"), ".3g"))
+    vs = C.versus(df)
+    if not vs.empty:
+        out.append("### Your policies beside BACE-Pipe, per regime (mean over comparable seeds)\n\n"
+                   "Each policy run with `bench --policy`: its mean JCT and its cost (electricity of active GPUs) "
+                   "against BACE-Pipe's on the same instances, over the seeds where both finished the same jobs "
+                   "(negative is better; '-' where a seed is not comparable).\n\n"
+                   + md(vs.set_index(["policy", "regime"]), ".3g"))
     if plots_dir:
         for name in C.plot_heatmaps(m, Path(plots_dir), stem=_PLOT_STEM):
             out.append(f"![{name}]({name})")

@@ -223,6 +223,8 @@ def _cell(v):
         return repr(v)
     if isinstance(v, (dict, list)):
         return json.dumps(v, sort_keys=True)
+    if isinstance(v, str) and ("\n" in v or "\r" in v):
+        return " | ".join(v.splitlines())     # one row, one line: the journal is read line by line
     return v
 
 

@@ -12,6 +12,8 @@ Add a suite by adding a function decorated with ``@suite(name, description)`` ta
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from typing import Callable
 
 from .spec import RunSpec
@@ -29,13 +31,29 @@ def suite(name: str, description: str, sizes: tuple[str, ...]):
     return deco
 
 
-def specs_for(name: str, size: str) -> list[RunSpec]:
+#: the shipped policy every policy suite runs; a policy of one's own runs exactly where it does
+REFERENCE_POLICY = "bace-pipe"
+
+
+def specs_for(name: str, size: str, policies=()) -> list[RunSpec]:
+    """The runs of suite ``name`` at ``size``.  ``policies``: extra policies (registered names, or
+    ``package.module:Class`` / ``path/to/file.py:Class`` specs), each run beside BACE-Pipe in every run of the suite
+    that runs BACE-Pipe (simulated, or at P1's decision epoch), on the same instance with the same arguments; a
+    suite without a policy (``solvers``, ``optical``) gets none."""
     if name not in SUITES:
         raise KeyError(f"unknown suite {name!r} (known: {', '.join(sorted(SUITES))})")
     desc, fn, sizes = SUITES[name]
     if size not in sizes:
         raise KeyError(f"suite {name!r} has no size {size!r} (sizes: {', '.join(sizes)})")
-    return fn(size)
+    specs = fn(size)
+    known = {s.method for s in specs}
+    extra = []
+    for p in policies:
+        for s in specs:
+            kind, _, pol = s.method.partition(":")
+            if pol == REFERENCE_POLICY and kind in ("sim", "p1-heur") and f"{kind}:{p}" not in known:
+                extra.append(replace(s, method=f"{kind}:{p}"))
+    return specs + extra
 
 
 # P1 gap: random instances (regions, jobs, largest region's GPUs, max stages) per size; the paper family

@@ -15,7 +15,7 @@ def add_parser(sub):
                                    "command to resume: finished candidates are re-told to the optimiser, never "
                                    "solved again. Writes DIR/trials.jsonl, trials.csv, report.md and the worst "
                                    "instances in DIR/worst/.")
-    p.add_argument("--policy", default="bace-pipe", help="policy name (default bace-pipe)")
+    p.add_argument("--policy", default="bace-pipe", help="a registered policy (default bace-pipe), package.module:Class or path/to/file.py:Class")
     p.add_argument("--family", default="random", choices=("random", "paper", "realistic"))
     p.add_argument("--budget", type=int, default=200, help="candidates to finish in DIR (default 200)")
     p.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")

@@ -34,6 +34,9 @@ def add_parser(sub):
     p.add_argument("--results", choices=("own", "committed"), default="own",
                    help="own (default): your results file (see -o); committed: the project's committed "
                         "results in benchmarks/results/ (read, or resumed, only with this option)")
+    p.add_argument("--policy", action="append", default=[], metavar="P",
+                   help="also run this policy (a registered name, package.module:Class or path/to/file.py:Class) "
+                        "wherever the suite runs BACE-Pipe, on the same instances; repeatable")
     p.add_argument("--workers", type=int_arg, default=1, help="local worker processes (default 1)")
     p.add_argument("--dask", metavar="ADDRESS", help="run on an existing Dask scheduler (or 'local' for a "
                                                      "LocalCluster) instead of local processes")
@@ -69,9 +72,13 @@ def run(args) -> int:
         specs = []    # only the report: any size label names a results file
     else:
         try:
-            specs = specs_for(args.suite, args.size)
+            specs = specs_for(args.suite, args.size, policies=args.policy)
         except KeyError as e:
             raise InputError(str(e.args[0])) from None
+    if args.policy:
+        from ..policies import make_policy
+        for spec in args.policy:       # refused before any run: an unknown name, a bad file, a non-policy
+            make_policy(spec)
     if not 1 <= args.workers <= 1024:
         raise InputError(f"--workers must be in 1..1024, got {args.workers}")
     if args.out and args.results == "committed":
