@@ -196,5 +196,7 @@ def test_unreachable_dask_refused_within_seconds(tmp_path, cmd):
     t = time.monotonic()
     r = run(*argv)
     took = time.monotonic() - t
-    refused(r, address, "cannot reach")
-    assert took < 20, f"refused after {took:.0f} s"
+    refused(r, address, "cannot reach", "within 5 s")
+    # the connect gives up after 5 s; the rest is the start of Python and its imports (slow on a loaded CI
+    # machine); before, the refusal came after 31 s, as an internal error
+    assert took < 30, f"refused after {took:.0f} s"
