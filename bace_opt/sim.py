@@ -63,7 +63,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InputError
+from .errors import BaceOptError, InputError
 from .evaluate import ITERATION_MODELS, check_plan, make_schedule, price_plan
 from .formulas import price_curves
 from .instance import Instance
@@ -177,6 +177,8 @@ class _GenericQueue(WaitingQueue):
                 self.place_calls += 1
                 try:
                     m = self.pol.place(job, state) is not None
+                except BaceOptError:
+                    raise
                 except Exception as e:
                     raise policy_failed(self.pol.name, f"placing job {n!r} alone (head-of-line measurement)",
                                         now, e) from e
@@ -255,6 +257,8 @@ class _Run:
         t0 = time.perf_counter()
         try:
             out = decide(t, *args)
+        except BaceOptError:        # said on purpose, with its own message (a missing solver, an over-commit)
+            raise
         except Exception as e:      # the policy's own failure: name it, the jobs and the time; keep its traceback
             raise policy_failed(self.name, f"deciding on {_some(jobs)}", t, e) from e
         stats.decide_s.append(time.perf_counter() - t0)
@@ -354,7 +358,7 @@ class _Run:
         state = self.unchanged or ClusterState(self.inst, t, self.free_gpus, self.free_bw)
         try:
             q.hol_update(state, t)
-        except PolicyError:
+        except BaceOptError:
             raise
         except Exception as e:
             raise policy_failed(self.name, f"placing {_some(list(q.waiting))} alone (head-of-line measurement)",

@@ -72,7 +72,7 @@ def run(args) -> int:
         specs = []    # only the report: any size label names a results file
     else:
         try:
-            specs = specs_for(args.suite, args.size, policies=args.policy)
+            specs = specs_for(args.suite, args.size, **({"policies": args.policy} if args.policy else {}))
         except KeyError as e:
             raise InputError(str(e.args[0])) from None
     if args.policy:
