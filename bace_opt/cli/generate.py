@@ -42,8 +42,11 @@ def _nonneg_int(s: str) -> int:
 
 
 def _pos_int(s: str) -> int:
-    v = _nonneg_int(s)
-    if v < 1:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {s!r}") from None
+    if v < 1:            # one message for 0 and for negatives: what is accepted
         raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
     return v
 

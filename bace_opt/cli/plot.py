@@ -36,8 +36,9 @@ def run(args) -> int:
     check_output(args.output, suffixes=(".png", ".svg", ".pdf"), inputs=(args.instance, args.schedule))
     inst = load_instance(args.instance)
     sched = load_schedule(args.schedule)
-    if sched.instance != inst.name:
-        log.warning("schedule %s is for instance %r, not %r", args.schedule, sched.instance, inst.name)
+    if sched.instance != inst.name:      # as evaluate and pipeline: a picture of the wrong pair would look right
+        raise InputError(f"{args.schedule}: the schedule is for instance {sched.instance!r}, not "
+                         f"{inst.name!r} ({args.instance})")
     unknown = sorted({b.region for j in sched.jobs for b in j.blocks} - set(inst.region_index))
     if unknown:
         raise InputError(f"{args.schedule}: regions {unknown} are not in instance {args.instance!r}")

@@ -36,7 +36,7 @@ import logging
 import time
 from typing import Sequence
 
-from ..errors import SolverUnavailableError
+from ..errors import InputError, SolverUnavailableError
 from ..instance import Job
 from ..policies.base import ClusterState
 from ..policies.contract import PolicyBase, WaitingQueue
@@ -62,6 +62,9 @@ class ExactP1(PolicyBase):
     def __init__(self, solver: str = "highs", time_limit_s: float = 60.0, seed: int = 0, name: str = "exact-p1"):
         self.name = name
         self.solver = solver
+        if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, (int, float)) or not time_limit_s > 0 \
+                or time_limit_s == float("inf"):
+            raise InputError(f"exact-p1: time_limit_s must be a finite number of seconds > 0, got {time_limit_s!r}")
         self.time_limit_s = float(time_limit_s)
         self.seed = int(seed)
         self.options = {"solver": solver, "time_limit_s": self.time_limit_s}

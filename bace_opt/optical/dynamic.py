@@ -53,6 +53,10 @@ def erlang_b(servers: int, load_erlang: float) -> float:
     return b
 
 
+#: the most requests a run takes per seed (10^12 was accepted before: a 47-day run with no progress output)
+MAX_REQUESTS = 100_000_000
+
+
 @dataclass(frozen=True)
 class RequestSizes:
     kind: str            # fixed | uniform | gbps
@@ -108,10 +112,11 @@ class DynamicOptions:
             probs.append(f"load must be > 0 Erlang, got {self.load_erlang}")
         if not (self.holding_s > 0 and math.isfinite(self.holding_s)):
             probs.append(f"holding must be > 0 s, got {self.holding_s}")
-        if self.requests < 1:
-            probs.append(f"requests must be >= 1, got {self.requests}")
-        if self.warmup < 0:
-            probs.append(f"warmup must be >= 0, got {self.warmup}")
+        if not 1 <= self.requests <= MAX_REQUESTS:
+            probs.append(f"requests must be in 1..{MAX_REQUESTS:,} per seed (about two minutes per 10^7 at the "
+                         f"measured 130k requests per CPU-second), got {self.requests:,}")
+        if not 0 <= self.warmup <= MAX_REQUESTS:
+            probs.append(f"warmup must be in 0..{MAX_REQUESTS:,}, got {self.warmup:,}")
         if self.k is not None and self.k < 1:
             probs.append(f"k must be >= 1, got {self.k}")
         if self.truncate is not None and not self.truncate > 0:
