@@ -223,7 +223,7 @@ def test_readme_python_snippet_prints_what_it_computed(tmp_path):
     assert "print(" in code and "bo.gap(" in code
     # the README's own instance (its P1 takes about a second on highspy 1.16), from the repository root
     r = subprocess.run([sys.executable, "-c", code.replace("out.json", str(tmp_path / "out.json"))],
-                       capture_output=True, text=True, cwd=ROOT, timeout=300, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+                       capture_output=True, text=True, cwd=ROOT, timeout=900, env=dict(os.environ, PYTHONWARNINGS="ignore"))
     assert r.returncode == 0, r.stderr
     assert "bace-pipe   6 of 6        235.00 USD  60.6 %" in r.stdout     # the figure the README prints
     assert "optimal" in r.stdout and "feasible" in r.stdout.lower() and "OnlineGap(" in r.stdout
