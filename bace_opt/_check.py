@@ -30,6 +30,17 @@ class Problems:
             raise InputError(self.items, source)
 
 
+def refuse_other_schema(data: Any, path, expected: str, what: str) -> None:
+    """A file of another of the toolkit's kinds (an instance given where a schedule is due, two files swapped) is
+    named as such in one line, instead of a list of every field it lacks."""
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if isinstance(schema, str) and schema.startswith("bace-opt/") and schema != expected:
+        kind = schema.split("/")[1] if schema.count("/") >= 2 else schema
+        article = "an" if kind[:1] in "aeiou" else "a"
+        raise InputError(f"{path}: this is {article} {kind} file (schema {schema!r}), not {what} "
+                         f"(schema {expected!r}); are the files in the right order?")
+
+
 def read_json(path, what: str = "file") -> Any:
     """Read a JSON file; a missing file or malformed JSON becomes one clear InputError line."""
     p = Path(path)

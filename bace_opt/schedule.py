@@ -194,7 +194,9 @@ class Schedule:
 
 
 def load_schedule(path) -> Schedule:
-    return _parse(C.read_json(path, "schedule file"), str(path))
+    data = C.read_json(path, "schedule file")
+    C.refuse_other_schema(data, path, SCHEMA, "a schedule file")
+    return _parse(data, str(path))
 
 
 def _parse(data: Any, source: str | None) -> Schedule:

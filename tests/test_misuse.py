@@ -32,3 +32,13 @@ def test_one_message_for_every_refused_connection_count(cli, tmp_path):
         r = cli("generate", "paper", "--seed", "1", "--bandwidth-source", "measured", f"--parallel-connections={v}",
                 "-o", tmp_path / "x.json")
         assert r.returncode == 2 and f"must be >= 1, got {v}" in r.stderr
+
+
+def test_swapped_files_are_named_as_such_in_one_line(cli, tmp_path):
+    s = tmp_path / "s.json"
+    assert cli("simulate", TINY, "-o", s).returncode == 0
+    r = cli("evaluate", s, TINY)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "this is a schedule file (schema 'bace-opt/schedule/v1'), not an instance file" in r.stderr
+    r = cli("plot", TINY, TINY, "-o", tmp_path / "p.png")
+    assert r.returncode == 2 and "this is an instance file" in r.stderr and "not a schedule file" in r.stderr

@@ -341,6 +341,7 @@ def load_instance(path) -> Instance:
     """Load and validate an instance file; raises InputError listing every problem.  Logs a warning when
     some electricity price is negative (see ``negative_price_regions``)."""
     data = C.read_json(path, "instance file")
+    C.refuse_other_schema(data, path, SCHEMA, "an instance file")
     inst = _parse(data, str(path))
     neg = negative_price_regions(inst)
     if neg:
