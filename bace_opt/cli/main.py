@@ -113,6 +113,10 @@ def configure_logging(level: int) -> None:
     logging.basicConfig(level=root, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     logging.getLogger().setLevel(root)
     logging.getLogger("bace_opt").setLevel(logging.INFO if level == 1 else logging.NOTSET)
+    # tornado (Dask's event loop) logs a callback's failure with its traceback; one seen: distributed's own
+    # ``sync`` cancel callback raising NameError when a stop interrupts it.  It is Dask's, on a path being
+    # abandoned anyway: shown from -vv on only
+    logging.getLogger("tornado.application").setLevel(logging.NOTSET if level >= 2 else logging.CRITICAL)
     if level < 2:
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
         if "distributed" in sys.modules:  # already configured in this process
