@@ -151,3 +151,20 @@ def test_high_cutoff_does_not_let_a_dearer_faster_solution_in(monkeypatch):
         assert "1 refused" in _proof.message
     term, run = _proof(monkeypatch, PRICED, CHEAP, slack=1.0, check=False)
     assert run < run_bf * (1 - 1e-6)
+
+
+def test_start_budget_shrinks_with_size_and_stays_deterministic(monkeypatch):
+    """The price-pack start's packing budget: COST_START_EVALS at the realistic family's size (16 jobs x 8 regions)
+    and below, a quarter of it at twice that size, never under 20 (the 20-region fleet's start took minutes with
+    the full budget)."""
+    from bace_opt.builders.synthetic import random_instance
+
+    small = PlacementData(SPAN)
+    assert S.start_evals(small) == S.COST_START_EVALS
+    big = PlacementData(random_instance(seed=1, n_regions=8, n_jobs=32))
+    assert len(big.jobs) * len(big.inst.regions) == 2 * S.COST_START_REF_SIZE
+    assert S.start_evals(big) == S.COST_START_EVALS // 4
+    huge = PlacementData(random_instance(seed=1, n_regions=16, n_jobs=64))
+    assert S.start_evals(huge) == S.COST_START_EVALS // 64
+    monkeypatch.setattr(S, "COST_START_EVALS", 200)
+    assert S.start_evals(huge) == 20

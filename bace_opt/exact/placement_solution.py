@@ -220,10 +220,25 @@ def greedy_start(data: PlacementData) -> list[JobPlan]:
 
 #: the cost-aware start (``price_pack_start``) is offered beside the greedy one (a switch for measurement)
 COST_START = True
-#: its deterministic search budget (packings evaluated by PricePack's local search)
+#: its deterministic search budget (packings evaluated by PricePack's local search) at the size of the realistic
+#: family, ``COST_START_REF_SIZE`` = 16 jobs x 8 regions; larger instances get fewer packings, in proportion to
+#: the square of jobs x regions (``start_evals``): one packing places every job over every region set, and a pass
+#: of the local search tries every pair of jobs.  On the 20-region fleet 2000 packings took 168-456 s of a 600 s
+#: budget, 256 (linear scaling) still 71-134 s (docs/research/highs-1.16/log.md)
 COST_START_EVALS = 2000
+COST_START_REF_SIZE = 16 * 8
 #: ... and the most regions it searches per job (PricePack.max_regions)
 COST_START_REGIONS = 5
+
+
+def start_evals(data: PlacementData) -> int:
+    """The packings the price-pack start may evaluate: ``COST_START_EVALS`` up to ``COST_START_REF_SIZE`` jobs x
+    regions, then scaled down by the square of the ratio (at least 20).  A count, not a clock: the start is
+    deterministic."""
+    size = len(data.jobs) * len(data.inst.regions)
+    if size <= COST_START_REF_SIZE:
+        return COST_START_EVALS
+    return max(20, COST_START_EVALS * COST_START_REF_SIZE ** 2 // size ** 2)
 
 
 def price_pack_start(data: PlacementData) -> list[JobPlan] | None:
@@ -238,7 +253,7 @@ def price_pack_start(data: PlacementData) -> list[JobPlan] | None:
         inst = data.inst
         state = ClusterState(inst, data.t0, dict(data.free_gpus),
                              [data.free_gbps[e] for e in range(len(inst.links))])
-        pack = PricePack(max_regions=COST_START_REGIONS, max_evals=COST_START_EVALS)
+        pack = PricePack(max_regions=COST_START_REGIONS, max_evals=start_evals(data))
         return pack.decide(data.t0, [d.job for d in data.jobs], state)
     except Exception as e:      # a start is optional: never let the heuristic break an exact solve
         log.warning("P1: the price-pack start failed (%s: %s); greedy start only", type(e).__name__, e)
