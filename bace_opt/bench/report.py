@@ -43,11 +43,13 @@ def load(path, repair: bool = True) -> pd.DataFrame:
     return df
 
 
-def report(suite: str, path, markdown_path=None, repair: bool = True) -> str:
+def report(suite: str, path, markdown_path=None, repair: bool = True, brackets=()) -> str:
     """The suite's report of the results file ``path`` (markdown text; also written to ``markdown_path``).
 
     Failed runs (status ``error``) are left out of every table and listed after them, each with its reason
-    (the next ``bench`` of the suite retries them); ``repair=False`` never rewrites the results file."""
+    (the next ``bench`` of the suite retries them); ``repair=False`` never rewrites the results file.
+    ``brackets``: P2 bracket CSVs (``bounds.read_brackets``); each policy's distance above their lower bounds is
+    added wherever an instance of the rows has one (``bounds.distance_to_bound``)."""
     path = Path(path)
     if not path.exists():
         return f"(no results yet: {path})"
@@ -62,6 +64,11 @@ def report(suite: str, path, markdown_path=None, repair: bool = True) -> str:
     global _PLOT_STEM
     _PLOT_STEM = Path(markdown_path).stem if markdown_path else suite
     text = fn(ok, plots_dir) if not ok.empty else "(no finished runs)"
+    if brackets:
+        from .bounds import bound_report, distance_to_bound, read_brackets
+        section = bound_report(distance_to_bound(ok, read_brackets(brackets)), md)
+        text += "\n\n" + (section or "(no instance of these results has a P2 bracket in "
+                                      + ", ".join(str(b) for b in brackets) + ")")
     if len(failed):
         text += "\n\n" + failed_runs(failed)
     if markdown_path:

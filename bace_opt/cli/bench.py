@@ -42,6 +42,9 @@ def add_parser(sub):
                                                      "LocalCluster) instead of local processes")
     p.add_argument("--report", metavar="FILE.md", help="also write the report as markdown (with plots beside it)")
     p.add_argument("--no-run", action="store_true", help="only print the report of the existing results")
+    p.add_argument("--brackets", action="append", default=[], metavar="FILE.csv",
+                   help="P2 brackets (as python -m benchmarks.bench_schedule --brackets writes): the report adds "
+                        "each policy's distance above their certified lower bounds, per regime; repeatable")
     p.add_argument("--list", action="store_true", help="list the suites and their sizes")
     p.add_argument("--progress", action="store_true", default=None, help="force a progress bar")
     p.set_defaults(func=run)
@@ -79,6 +82,9 @@ def run(args) -> int:
         from ..policies import make_policy
         for spec in args.policy:       # refused before any run: an unknown name, a bad file, a non-policy
             make_policy(spec)
+    if args.brackets:
+        from ..bench.bounds import read_brackets
+        read_brackets(args.brackets)        # refused before any run: a missing or malformed file
     if not 1 <= args.workers <= 1024:
         raise InputError(f"--workers must be in 1..1024, got {args.workers}")
     if args.out and args.results == "committed":
@@ -108,7 +114,7 @@ def run(args) -> int:
         print(f"{args.suite}/{args.size}: {c['total']} runs, {c['skipped']} already in {out}, ran {c['ran']} "
               f"({c['failed']} failed{retried})")
     from ..bench.report import report
-    text = report(args.suite, out, markdown_path=args.report, repair=not args.no_run)
+    text = report(args.suite, out, markdown_path=args.report, repair=not args.no_run, brackets=args.brackets)
     if args.no_run and not out.exists() and not args.out and args.results != "committed":
         text += ("\n(the project's committed results are read with --results committed; "
                  "run the suite without --no-run to make your own)")
