@@ -45,6 +45,8 @@ def run(args) -> int:
         raise InputError(f"--policy-options: not valid JSON ({e})") from None
     if not isinstance(popts, dict):
         raise InputError("--policy-options: must be a JSON object")
+    from ..policies.registry import check_policy_options
+    popts = check_policy_options(args.policy, popts, where="--policy-options")
     if args.keep < 0:
         raise InputError(f"--keep: must be >= 0, got {args.keep}")
     n_regions = 6 if args.family == "paper" else args.regions
