@@ -240,7 +240,8 @@ def make_policy(name: str, **options):
     """Build the policy ``name`` (a registered name, ``"package.module:Class"`` or ``"path/to/file.py:Class"``)
     with ``options`` (keyword arguments of its class; ``seed`` only where the class takes one)."""
     factory = resolve(name)
-    options = check_policy_options(name, options)
+    seed = {"seed": _SEED["seed"].check(options["seed"], "seed")} if "seed" in options else {}
+    options = {**check_policy_options(name, {k: v for k, v in options.items() if k != "seed"}), **seed}
     if "seed" in options and not _takes(factory, "seed"):
         options = {k: v for k, v in options.items() if k != "seed"}    # the simulator's seed, for policies that draw
     try:
