@@ -39,9 +39,12 @@ def run(args) -> int:
     if sched.instance != inst.name:      # as evaluate and pipeline: a picture of the wrong pair would look right
         raise InputError(f"{args.schedule}: the schedule is for instance {sched.instance!r}, not "
                          f"{inst.name!r} ({args.instance})")
-    unknown = sorted({b.region for j in sched.jobs for b in j.blocks} - set(inst.region_index))
-    if unknown:
-        raise InputError(f"{args.schedule}: regions {unknown} are not in instance {args.instance!r}")
+    from ..evaluate import check_plan
+    # the evaluator's rules 0 and 1 (names, blocks, routes): a plan breaking them cannot be drawn; each named by
+    # its field path in the file (capacity and timing faults are drawn: the picture shows them)
+    probs = [f"jobs[{i}]: {v.message}" for i, e in enumerate(sched.jobs) for v in check_plan(inst, e.plan)]
+    if probs:
+        raise InputError(probs, f"{args.schedule} (against {args.instance})")
     if args.dpi < 10:
         raise InputError(f"--dpi must be >= 10, got {args.dpi}")
     fig = plot_schedule(inst, sched, kind=args.kind, at=args.at)
