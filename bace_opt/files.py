@@ -198,6 +198,18 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _probe_folder(option: str, text: str, parent: Path) -> None:
+    """Create and remove an empty file in ``parent``: what the atomic write will do first.  ``os.access`` says
+    yes to root everywhere but a read-only mount, so a folder such as /proc or /sys, which takes no new file,
+    is only found this way (before, the command did all its work, then failed to write)."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=".bace-opt-probe-")
+    except OSError as e:
+        raise InputError(f"{option} {text}: cannot create a file in {parent}: {e.strerror or e}") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
 def check_output(path, *, option: str = "-o", suffixes: Iterable[str] | None = None,
                  inputs: Iterable = ()) -> Path:
     """Check that ``path`` can be written by a command, before the command does any work.
@@ -233,6 +245,7 @@ def check_output(path, *, option: str = "-o", suffixes: Iterable[str] | None = N
         raise InputError(f"{option} {text}: folder {parent} is not writable")
     if p.exists() and not os.access(p, os.W_OK) and not os.access(parent, os.W_OK):
         raise InputError(f"{option} {text}: file is not writable")
+    _probe_folder(option, text, parent)
     for inp in inputs:
         if inp is None:
             continue
