@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import InputError
+from ..options import SOLVE_OPTIONS
 from .space import Space, SpaceConfig, features, make_space
 
 
@@ -90,8 +91,10 @@ class AdversaryConfig:
             probs.append(f"policy: {e}")
         if self.sampler not in SAMPLERS:
             probs.append(f"sampler: must be one of {', '.join(SAMPLERS)}, got {self.sampler!r}")
-        if not (isinstance(self.time_limit_s, (int, float)) and self.time_limit_s > 0):
-            probs.append(f"time_limit_s: must be > 0, got {self.time_limit_s!r}")
+        try:        # the exact solve's declared limit (bace_opt.options.SOLVE_OPTIONS)
+            SOLVE_OPTIONS["time_limit"].check(self.time_limit_s, "time_limit_s")
+        except InputError as e:
+            probs.append(str(e))
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             probs.append(f"seed: must be an integer >= 0, got {self.seed!r}")
         if probs:

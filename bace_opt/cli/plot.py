@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from ..errors import InputError
+from ._args import finite_float, int_arg
 from ..instance import load_instance
 from ..schedule import load_schedule
 
@@ -24,9 +25,9 @@ def add_parser(sub):
     p.add_argument("-o", "--output", required=True, metavar="F.png|F.svg", help="picture to write (by suffix)")
     p.add_argument("--kind", choices=("both", "placement", "timeline"), default="both",
                    help="placement map, timeline, or both (default)")
-    p.add_argument("--at", type=float, default=None, metavar="S",
+    p.add_argument("--at", type=finite_float, default=None, metavar="S",
                    help="map only the jobs running at time S (s), with GPUs used and prices then")
-    p.add_argument("--dpi", type=int, default=150, help="resolution of a PNG (default 150)")
+    p.add_argument("--dpi", type=int_arg, default=150, help="resolution of a PNG (default 150)")
     p.set_defaults(func=run)
 
 
