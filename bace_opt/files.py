@@ -191,6 +191,17 @@ def append_csv_rows(path, fieldnames: Sequence[str], rows: Iterable[Mapping[str,
     return atomic_write(path, old + new.encode("utf-8"))
 
 
+#: damaged lines named one by one in a warning about a file; the rest are counted
+SHOWN_ISSUES = 3
+
+
+def issue_summary(issues: Sequence[str], shown: int = SHOWN_ISSUES) -> str:
+    """The faults found in one file, for one warning: the first ``shown`` ("line 5: ...") joined, then a count
+    of the rest (a file with 1,700 damaged lines gives one line, not 1,700)."""
+    more = f"; and {len(issues) - shown} more" if len(issues) > shown else ""
+    return "; ".join(issues[:shown]) + more
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.exists() and b.exists() and os.path.samefile(a, b)

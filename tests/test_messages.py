@@ -118,3 +118,24 @@ def test_no_run_never_writes_and_says_so(tmp_path, monkeypatch, caplog, capsys):
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
     w = _warnings(caplog)
     assert len(w) == 1 and "the file is left as it is" in w[0] and "set aside" not in w[0], w
+
+
+def test_damaged_adversary_trials_one_warning_set_aside_not_lost(tmp_path, caplog):
+    """Before: each unreadable line had a warning of its own and was dropped for good; a byte that is not UTF-8
+    stopped the resume with an internal error."""
+    from bace_opt.adversary.search import read_trials
+    p = tmp_path / "trials.jsonl"
+    good = [json.dumps({"trial": i, "score": 0.1 * i}) + "\n" for i in range(3)]
+    junk = ["{not json\n", "[1, 2]\n", '{"no_trial": 1}\n', "\xff\n"] * 5
+    p.write_bytes("".join(good[:2] + junk + good[2:]).encode("utf-8").replace("\xff".encode(), b"\xff")
+                 + b'{"trial": 9')
+    caplog.clear()
+    recs = read_trials(p)
+    assert [r["trial"] for r in recs] == [0, 1, 2]
+    w = _warnings(caplog)
+    assert len(w) == 1 and "line 3: not a trial record" in w[0] and "and 18 more" in w[0], w
+    assert "20 line(s) set aside" in w[0]
+    assert len((tmp_path / "trials.jsonl.damaged").read_bytes().splitlines()) == 20
+    assert p.read_text() == "".join(good)
+    caplog.clear()
+    assert len(read_trials(p)) == 3 and not _warnings(caplog)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import BaceOptError, InputError
-from ..files import atomic_write
+from ..files import atomic_write, issue_summary
 from .spec import COLUMNS, RunSpec
 
 log = logging.getLogger(__name__)
@@ -188,17 +188,10 @@ def read_rows(path: Path, *, repair: bool = True, _locked: bool = False) -> list
     return rows
 
 
-#: damaged lines named one by one in the warning; the rest are counted
-SHOWN_ISSUES = 3
-
-
 def _warn_damage(path: Path, issues: list[str], done: str) -> None:
-    """One warning for everything a read found in ``path`` (the first ``SHOWN_ISSUES``, then a count)."""
-    if not issues:
-        return
-    shown = "; ".join(issues[:SHOWN_ISSUES])
-    more = f"; and {len(issues) - SHOWN_ISSUES} more" if len(issues) > SHOWN_ISSUES else ""
-    log.warning("%s: %s%s; %s", path, shown, more, done)
+    """One warning for everything a read found in ``path`` (``files.issue_summary``: the first few, a count)."""
+    if issues:
+        log.warning("%s: %s; %s", path, issue_summary(issues), done)
 
 
 def _header(path: Path, blines: list[bytes], bad: list[bytes], issues: list[str]) -> tuple[list[str], int, bool]:
