@@ -132,7 +132,7 @@ REGISTRY: dict[str, tuple[Callable, str]] = {
 }
 
 # ---------------------------------------------------------------------- the options each policy takes
-# (issue 29 item 4: one declaration per option, checked by ``bace_opt.options.check_options`` wherever options
+# (issue 29, one validation for every option: one declaration per option, checked by ``bace_opt.options.check_options`` wherever options
 # are given: ``--option``, ``--policy-options``, ``simulate(..., k_routes=2)``, ``gap(policy_options=)``)
 
 _SEED = {"seed": Opt("int", help="the simulator's seed; unused by deterministic policies")}
