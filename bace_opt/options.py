@@ -1,4 +1,4 @@
-"""Declared options and the one check every entry point runs on them (issue 29, "one validation for every numeric option").
+"""Declared options and the one check every entry point runs on them (issue 29: one validation for every option).
 
 An option is declared once, as an ``Opt`` (its kind, range or choices), in the table of whatever takes it:
 

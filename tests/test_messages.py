@@ -1,4 +1,4 @@
-"""Messages that find the cause (issue 29, "messages that find the cause"): a schedule's fault names the file and the field path, a warning
+"""Messages that find the cause (issue 29): a schedule's fault names the file and the field path, a warning
 is printed once (damage to a results file: one line, the first few lines and a count), and ``bench --no-run``
 never writes anything."""
 from __future__ import annotations

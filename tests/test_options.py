@@ -1,4 +1,4 @@
-"""One validation for every option (issue 29, "one validation for every numeric option"): each policy's, the simulator's and the exact solve's options
+"""One validation for every option (issue 29): each policy's, the simulator's and the exact solve's options
 are declared once (``bace_opt.options.Opt``), and the command line (``--option``, ``--policy-options``, the
 solve flags) and the Python API (``bo.simulate``, ``bo.solve``, ``bo.gap``) run the same check on them.
 

@@ -132,8 +132,9 @@ REGISTRY: dict[str, tuple[Callable, str]] = {
 }
 
 # ---------------------------------------------------------------------- the options each policy takes
-# (issue 29, one validation for every option: one declaration per option, checked by ``bace_opt.options.check_options`` wherever options
-# are given: ``--option``, ``--policy-options``, ``simulate(..., k_routes=2)``, ``gap(policy_options=)``)
+# (issue 29, one validation for every option: one declaration per option, checked by
+# ``bace_opt.options.check_options`` wherever options are given: ``--option``, ``--policy-options``,
+# ``simulate(..., k_routes=2)``, ``gap(policy_options=)``)
 
 _SEED = {"seed": Opt("int", help="the simulator's seed; unused by deterministic policies")}
 _ORDERED = {**_SEED, "order": Opt("choice", choices=ORDERS), "hol": Opt("choice", choices=HOL)}
@@ -151,7 +152,8 @@ POLICY_OPTIONS: dict[str, dict[str, Opt]] = {
                           "fifo")},
     **{n: _PACK for n in ("price-pack", "price-pack-no-enum", "price-pack-no-order", "price-pack-no-search")},
     "lcf": _ORDERED, "ldf": _ORDERED,
-    "cr-lcf": {**_ORDERED, "via": Opt("choice", choices=VIA)}, "cr-ldf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
+    "cr-lcf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
+    "cr-ldf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
     "exact-p1": {**_SEED, "solver": Opt("choice", choices=tuple(solver_names())),
                  "time_limit_s": Opt("float", gt=0, le=1e9, help="each P1 solve's limit, s")},
 }
