@@ -227,3 +227,13 @@ def test_a_malformed_declaration_is_named(monkeypatch):
     with pytest.raises(InputError, match="OPTIONS must map option names to bace_opt.options.Opt"):
         declared_options("bad_opts_mod:Bad")
     assert check_options("x", None, {"anything": 1}) == {"anything": 1}
+
+
+def test_policies_lists_each_option_as_it_is_checked(capsys):
+    from bace_opt.cli.main import main
+    assert main(["policies", "--options", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert "k_routes: an integer >= 1 and <= 64 (routes tried per hop)" in d["bace-pipe"]["options"]
+    assert d["exact-p1"]["options"][-1].startswith("time_limit_s: a finite number > 0 and <= 1e9")
+    assert {n: len(v["options"]) for n, v in d.items() if v["shipped"]} == \
+        {n: len(o) for n, o in POLICY_OPTIONS.items()}

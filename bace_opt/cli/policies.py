@@ -25,7 +25,7 @@ def run(args) -> int:
     from ..options import describe_options
     from ..policies.registry import REGISTRY, declared_options, registry
     reg = registry()
-    opts = {n: describe_options(declared_options(n)) for n in reg} if args.options else {}
+    opts = {n: _options(n, declared_options, describe_options) for n in reg} if args.options else {}
     if args.json:
         print(json.dumps({n: {"description": d, "shipped": n in REGISTRY, **({"options": opts[n]} if opts else {})}
                           for n, (_, d) in reg.items()}, indent=1))
@@ -36,3 +36,12 @@ def run(args) -> int:
         for line in opts.get(n, ()):
             print(f"{'':<{w}}    {line}")
     return 0
+
+
+def _options(name, declared_options, describe_options) -> list[str]:
+    """The option lines of one policy; a package's policy that cannot be imported is listed with the reason."""
+    from ..errors import InputError
+    try:
+        return describe_options(declared_options(name))
+    except InputError as e:
+        return [f"(its options cannot be read: {e})"]
