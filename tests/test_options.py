@@ -122,6 +122,11 @@ def test_python_api_runs_the_check():
                     (dict(mu=-1.0), "mu: must be a finite number >= 0")):
         with pytest.raises(InputError, match=msg):
             bo.solve(inst, **kw)
+    from bace_opt.solvers import SolveOptions
+    with pytest.raises(InputError, match="options.time_limit_s: must be a finite number > 0"):
+        bo.solve(inst, options=SolveOptions(time_limit_s=-1.0))
+    with pytest.raises(InputError, match="options.threads: must be an integer >= 1"):
+        bo.solve(inst, options=SolveOptions(threads=0))
     with pytest.raises(InputError, match="policy 'bace-pipe': option k_routes: must be an integer >= 1"):
         bo.gap(inst, policy_options={"k_routes": 0})
     with pytest.raises(InputError, match="online_time_limit: must be a finite number > 0"):
