@@ -140,6 +140,7 @@ def test_python_api_runs_the_check():
     (["simulate", TINY, "--policy", "price-pack", "--option", "max_evals=-1"],
      "--option max_evals: must be an integer >= 0"),
     (["simulate", TINY, "--option", "seed=3"], "--option seed: not a policy option; use --seed"),
+    (["simulate", TINY, "--option", "k_routes="], "--option k_routes: empty value"),
     (["simulate", TINY, "--option", "mode=queue"], "--option mode: not a policy option; use --mode"),
     (["gap", TINY, "--policy", "lcf", "--option", "via=links"], "policy 'lcf' has no option 'via'"),
     (["solve", TINY, "--time-limit", "0", "-o", "x.json"], "--time-limit: must be a finite number > 0"),

@@ -66,6 +66,8 @@ def parse_options(items, policies=(), own=OWN_OPTIONS) -> dict:
             raise InputError(f"--option {it!r}: empty key")
         if k in own:
             raise InputError(f"--option {k}: not a policy option; use {own[k]}")
+        if not v.strip():
+            raise InputError(f"--option {k}: empty value (KEY=VALUE)")
         try:
             out[k] = loads_strict(v, f"--option {k}")
         except InputError:
