@@ -5,7 +5,9 @@ An option is declared once, as an ``Opt`` (its kind, range or choices), in the t
 * a shipped policy: ``bace_opt.policies.registry.POLICY_OPTIONS`` (by registered name);
 * a policy of your own: the class attribute ``OPTIONS`` (a mapping name -> ``Opt``; docs/policies.md); a class
   that declares none accepts whatever its constructor accepts;
-* the exact solve: ``SOLVE_OPTIONS`` below (``bo.solve``, ``bace-opt solve``, ``bace-opt gap``).
+* the exact solve: ``SOLVE_OPTIONS`` below (``bo.solve``, ``bo.gap``, ``bace-opt solve``, ``gap``, ``pipeline``,
+  ``adversary --time-limit``);
+* the simulator's own: ``bace_opt.sim.SIM_OPTIONS`` (mode, seed, track_hol, iteration_model).
 
 ``check_options`` is the check: the CLI (``--option KEY=VALUE``, ``--policy-options JSON``) and the Python API
 (``bo.simulate(..., k_routes=2)``, ``bo.solve(..., time_limit=...)``, ``bo.gap(..., policy_options=...)``) run
