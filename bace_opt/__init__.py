@@ -24,14 +24,26 @@ def simulate(inst, policy="bace-pipe", **kwargs):
 
 
 def solve(inst, problem="placement", solver="highs", **kwargs):
-    """Solve P1 (placement) or P2 (schedule) exactly; returns a priced Schedule (see bace_opt.exact)."""
+    """Solve P1 (placement) or P2 (schedule) exactly; returns a priced Schedule (see bace_opt.exact).  Its
+    options are checked against ``bace_opt.options.SOLVE_OPTIONS`` (the same check as ``bace-opt solve``)."""
+    from .options import check_solve_options
+    kwargs.update(check_solve_options(kwargs))
+    o = kwargs.get("options")
+    if o is not None:       # a SolveOptions given whole: its fields get the same check
+        check_solve_options({"time_limit": getattr(o, "time_limit_s", None), "gap": getattr(o, "rel_gap", None),
+                             "threads": getattr(o, "threads", None)},
+                            names={"time_limit": "options.time_limit_s", "gap": "options.rel_gap",
+                                   "threads": "options.threads"})
     from .exact import solve as _solve
     return _solve(inst, problem=problem, solver=solver, **kwargs)
 
 
 def gap(inst, policy="bace-pipe", **kwargs):
     """How far each policy (a name, ``package.module:Class``, a policy object, or a list) is from optimal on
-    ``inst``, against proven figures only; returns a ``GapReport`` (see bace_opt.gaps)."""
+    ``inst``, against proven figures only; returns a ``GapReport`` (see bace_opt.gaps).  Its limits are checked
+    against ``bace_opt.options.SOLVE_OPTIONS``, ``policy_options`` against what each policy declares."""
+    from .options import check_solve_options
+    kwargs.update(check_solve_options(kwargs))
     from .gaps import gap as _gap
     return _gap(inst, policy, **kwargs)
 

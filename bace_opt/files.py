@@ -191,11 +191,34 @@ def append_csv_rows(path, fieldnames: Sequence[str], rows: Iterable[Mapping[str,
     return atomic_write(path, old + new.encode("utf-8"))
 
 
+#: damaged lines named one by one in a warning about a file; the rest are counted
+SHOWN_ISSUES = 3
+
+
+def issue_summary(issues: Sequence[str], shown: int = SHOWN_ISSUES) -> str:
+    """The faults found in one file, for one warning: the first ``shown`` ("line 5: ...") joined, then a count
+    of the rest (a file with 1,700 damaged lines gives one line, not 1,700)."""
+    more = f"; and {len(issues) - shown} more" if len(issues) > shown else ""
+    return "; ".join(issues[:shown]) + more
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.exists() and b.exists() and os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def _probe_folder(option: str, text: str, parent: Path) -> None:
+    """Create and remove an empty file in ``parent``: what the atomic write will do first.  ``os.access`` says
+    yes to root everywhere but a read-only mount, so a folder such as /proc or /sys, which takes no new file,
+    is only found this way (before, the command did all its work, then failed to write)."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=".bace-opt-probe-")
+    except OSError as e:
+        raise InputError(f"{option} {text}: cannot create a file in {parent}: {e.strerror or e}") from None
+    os.close(fd)
+    os.unlink(tmp)
 
 
 def check_output(path, *, option: str = "-o", suffixes: Iterable[str] | None = None,
@@ -233,6 +256,7 @@ def check_output(path, *, option: str = "-o", suffixes: Iterable[str] | None = N
         raise InputError(f"{option} {text}: folder {parent} is not writable")
     if p.exists() and not os.access(p, os.W_OK) and not os.access(parent, os.W_OK):
         raise InputError(f"{option} {text}: file is not writable")
+    _probe_folder(option, text, parent)
     for inp in inputs:
         if inp is None:
             continue

@@ -193,6 +193,10 @@ class Schedule:
         return importlib.import_module(PLOT_BACKEND).plot_schedule(inst, self, kind=kind, at=at)
 
 
+#: how iteration times are computed (``meta.iteration_model``): the analytic formula or a pipeline schedule kind
+ITERATION_MODELS = ("analytic", "gpipe", "1f1b", "greedy")
+
+
 def load_schedule(path) -> Schedule:
     data = C.read_json(path, "schedule file")
     C.refuse_other_schema(data, path, SCHEMA, "a schedule file")
@@ -242,6 +246,8 @@ def _parse(data: Any, source: str | None) -> Schedule:
         p.add("meta", "must be an object")
         meta = {}
     C.finite_tree(p, "meta", meta)
+    if meta.get("iteration_model", "analytic") not in ITERATION_MODELS:
+        p.add("meta.iteration_model", f"must be one of {', '.join(ITERATION_MODELS)}, got {meta['iteration_model']!r}")
     # Files written before ``not_started`` existed labelled P1's not-started jobs ``blocked``: read them as
     # ``not_started`` (a P1 schedule rejects nothing).  Their reported metrics keep the old definition, which
     # the evaluator recognizes (no ``jobs_not_started`` reported).

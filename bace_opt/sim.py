@@ -67,6 +67,7 @@ from .errors import BaceOptError, InputError
 from .evaluate import ITERATION_MODELS, check_plan, make_schedule, price_plan
 from .formulas import price_curves
 from .instance import Instance
+from .options import Opt, check_options
 from .policies import make_policy
 from .policies.base import ClusterState, PolicyError
 from .policies.contract import PolicyBase, QueueSessionProtocol, WaitingQueue, check_policy
@@ -75,6 +76,9 @@ from .schedule import JobPlan, Schedule
 log = logging.getLogger(__name__)
 
 MODES = ("queue", "blocking")
+#: the simulator's own options (the policy's are declared by its registry entry: ``check_policy_options``)
+SIM_OPTIONS = {"mode": Opt("choice", choices=MODES), "seed": Opt("int"), "track_hol": Opt("bool"),
+               "iteration_model": Opt("choice", choices=ITERATION_MODELS)}
 
 # event kinds, in the order they are applied at one time
 _DONE, _ARRIVE, _PRICE = 0, 1, 2
@@ -117,10 +121,8 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
                    track_hol: bool = True, iteration_model: str = "analytic",
                    **policy_options) -> tuple[Schedule, SimStats]:
     """``simulate`` plus the run's wall-clock statistics."""
-    if mode not in MODES:
-        raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if iteration_model not in ITERATION_MODELS:
-        raise InputError(f"iteration model must be one of {', '.join(ITERATION_MODELS)}, got {iteration_model!r}")
+    check_options("simulate", SIM_OPTIONS, {"mode": mode, "seed": seed, "track_hol": track_hol,
+                                            "iteration_model": iteration_model})
     if isinstance(policy, str):
         pol = check_policy(make_policy(policy, seed=seed, **policy_options))
     else:

@@ -6,6 +6,13 @@ import time
 from pathlib import Path
 
 
+def foreground_sigint() -> None:
+    """A ``preexec_fn``: the command starts as a terminal's foreground job does, SIGINT at its default.  A test
+    run itself started in the background (a CI script under ``&``, ``nohup``) has SIGINT ignored, and an ignored
+    signal stays ignored across exec, so without this the command would rightly ignore the Ctrl-C a test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def wait_for_line(p, text: str, timeout_s: float) -> list[str]:
     """Read ``p.stderr`` line by line until a line holds ``text`` (or it ends, or ``timeout_s`` passes);
     return the lines read."""

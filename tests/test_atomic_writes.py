@@ -228,6 +228,8 @@ ALLOWED = {
     ("bace_opt/bench/runner.py", "read_rows", "open"):
         "<results>.damaged, the lines set aside before the results file is repaired atomically (a torn append "
         "there loses nothing: the results file still holds those lines until the repair)",
+    ("bace_opt/adversary/search.py", "read_trials", "open"):
+        "<dir>/trials.jsonl.damaged, the lines set aside before trials.jsonl is repaired atomically (as read_rows)",
     ("bace_opt/cli/main.py", "_silence_stdout", "os.open"):
         "opens /dev/null to point stdout at it after a broken pipe; writes no file",
 }

@@ -23,16 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from procs import descendants, sessions_and_groups, survivors
+from procs import descendants, foreground_sigint, sessions_and_groups, survivors
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _foreground_sigint():
-    """The command starts as a terminal's foreground job does: SIGINT at its default.  A test run itself started
-    in the background (a CI script under ``&``, ``nohup``) has SIGINT ignored, and an ignored signal stays ignored
-    across exec, so without this the command would rightly ignore the Ctrl-C the test sends."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 BENCH = ["bench", "--suite", "paper", "--size", "small", "--workers", "2", "-o", "r.csv"]
 ADVERSARY = ["adversary", "--policy", "bace-pipe", "--family", "random", "--regions", "3", "--jobs", "4",
              "--budget", "40", "--workers", "2", "--time-limit", "5", "--seed", "1", "-o", "adv"]
@@ -49,7 +44,7 @@ def _stop_mid_batch(tmp_path, argv, results: Path, sig: int, *, header: bool = T
     env = dict(os.environ, PYTHONWARNINGS="ignore", BACE_OPT_RESULTS=str(tmp_path / "own"))
     p = subprocess.Popen([sys.executable, "-m", "bace_opt", *argv], cwd=tmp_path, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         preexec_fn=_foreground_sigint)
+                         preexec_fn=foreground_sigint)
     try:
         deadline = time.monotonic() + first_s
         while time.monotonic() < deadline and p.poll() is None:

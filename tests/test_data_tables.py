@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -340,3 +341,18 @@ def test_regions_without_measurements_are_estimated_from_coordinates_and_named_i
     assert all(e["rtt"] == "measured" or e["rtt"].startswith("estimated: great-circle") for e in est)
     assert all(e["throughput"] == "measured" or e["throughput"].startswith("estimated from RTT") for e in est)
     assert len(inst.links) == 10
+
+
+@pytest.mark.parametrize("damage, where", [
+    (lambda b: b[: len(b) // 2], r"wide.csv:\d+: the last line is incomplete"),              # cut mid-line
+    (lambda b: b[:120] + b"\xff" + b[120:], r"wide.csv:\d+:\d+: not UTF-8 \(byte 0xff\)"),     # a torn byte
+    (lambda b: b"", r"wide.csv: empty \(no header line\)"),
+])
+def test_a_damaged_price_file_is_refused_with_file_and_line(tmp_path, capsys, damage, where):
+    d = mini_data(tmp_path / "d")
+    p = d / "green_dcc" / "electricity_price_usd_mwh_hourly_2023_wide.csv"
+    p.write_bytes(damage(p.read_bytes()))
+    assert main(gen(d, tmp_path / "i.json")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and re.search(where, err[0]) and "internal error" not in err[0], err
+    assert not (tmp_path / "i.json").exists()

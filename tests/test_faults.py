@@ -200,3 +200,51 @@ def test_unreachable_dask_refused_within_seconds(tmp_path, cmd):
     # the connect gives up after 5 s; the rest is the start of Python and its imports (slow on a loaded CI
     # machine); before, the refusal came after 31 s, as an internal error
     assert took < 30, f"refused after {took:.0f} s"
+
+
+# ---------------------------------------------------------------------- every writer, one check
+
+TINY = ROOT / "instances" / "tiny-2r-2j.json"
+
+
+@pytest.fixture(scope="module")
+def tiny_schedule(tmp_path_factory):
+    s = tmp_path_factory.mktemp("sched") / "s.json"
+    assert main(["simulate", str(TINY), "-q", "-o", str(s)]) == 0
+    import json
+    job = next(j["name"] for j in json.loads(s.read_text())["jobs"] if j["status"] == "done")
+    return s, job
+
+
+def _writers(d: Path, sched: Path, job: str) -> list[list[str]]:
+    """Every command that writes a file, its output in ``d``."""
+    return [["solve", str(TINY), "-o", f"{d}/x.json"], ["simulate", str(TINY), "-o", f"{d}/x.json"],
+            ["generate", "paper", "--seed", "1", "-o", f"{d}/x.json"],
+            ["evaluate", str(TINY), str(sched), "--write", f"{d}/x.json"], ["gap", str(TINY), "-o", f"{d}/x.json"],
+            ["plot", str(TINY), str(sched), "-o", f"{d}/x.png"],
+            ["pipeline", str(TINY), str(sched), "--job", job, "--gantt", f"{d}/g.png"],
+            ["bench", "--suite", "paper", "-o", f"{d}/r.csv"],
+            ["bench", "--suite", "paper", "--no-run", "--report", f"{d}/r.md"],
+            [*ADV, "-o", f"{d}/adv"]]
+
+
+def _refused_before_work(argv, d, capsys):
+    t = time.monotonic()
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, (argv, err)
+    assert str(d) in err and "internal error" not in err and len(err.strip().splitlines()) == 1, err
+    assert "not writable" in err or "cannot create" in err, f"not refused by the output check: {err}"
+    assert time.monotonic() - t < 10, f"{argv[0]}: refused only after its work"
+
+
+def test_every_writer_refuses_a_read_only_folder_before_any_work(ro_dir, tiny_schedule, capsys):
+    for argv in _writers(ro_dir, *tiny_schedule):
+        _refused_before_work(argv, ro_dir, capsys)
+
+
+def test_every_writer_refuses_proc_before_any_work(tiny_schedule, capsys):
+    """/proc takes no new file, yet ``os.access`` calls it writable for root: before, ``solve -o /proc/x.json``
+    solved, then failed to write ('No such file or directory')."""
+    for argv in _writers(Path("/proc"), *tiny_schedule):
+        _refused_before_work(argv, "/proc", capsys)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bace_opt.solvers import registry
-from procs import interrupt, kill, wait_for_line
+from procs import foreground_sigint, interrupt, kill, wait_for_line
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCE = ROOT / "instances" / "paper-6r-24j-seed1.json"
@@ -32,7 +32,8 @@ def test_ctrl_c_during_solve_returns_within_5s_exit_130_no_output(tmp_path, solv
         random_instance(seed=1, n_regions=12, n_jobs=32, max_gpus_per_region=32, max_stages=12).save(inst)
     p = subprocess.Popen([sys.executable, "-c", MAIN, "-v", "solve", str(inst), "--solver", solver,
                           "--time-limit", "300", "-o", str(out)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                         preexec_fn=foreground_sigint)      # as a terminal's foreground job, even under CI's "&"
     try:
         seen = wait_for_line(p, "solver running", 120)
         assert any("solver running" in s for s in seen), "".join(seen)[-2000:]

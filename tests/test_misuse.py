@@ -11,7 +11,7 @@ PAPER = ROOT / "instances" / "paper-6r-8j-seed1.json"
 def test_exact_p1_time_limit_must_be_positive(cli):
     for v in ("-1", "0"):
         r = cli("simulate", TINY, "--policy", "exact-p1", "--option", f"time_limit_s={v}")
-        assert r.returncode == 2 and "time_limit_s must be a finite number of seconds > 0" in r.stderr, r.stderr
+        assert r.returncode == 2 and "--option time_limit_s: must be a finite number > 0" in r.stderr, r.stderr
 
 
 def test_plot_refuses_a_schedule_of_another_instance(cli, tmp_path):

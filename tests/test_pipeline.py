@@ -363,7 +363,7 @@ def test_cli_json_for_each_kind(cli, files, tmp_path):
 @pytest.mark.parametrize("args,msg", [
     (["--job", "nope"], "not in schedule"),
     (["--job", "k"], "status 'blocked'"),
-    (["--job", "j", "--memory-limit", "0"], "memory_limit"),
+    (["--job", "j", "--memory-limit", "0"], "--memory-limit: must be an integer >= 1"),
     (["--job", "j", "--time-limit", "-1"], "time-limit"),
 ])
 def test_cli_bad_input_is_one_clear_message(cli, files, args, msg):

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import InputError
+from ..options import SOLVE_OPTIONS
 from .space import Space, SpaceConfig, features, make_space
 
 
@@ -90,8 +91,10 @@ class AdversaryConfig:
             probs.append(f"policy: {e}")
         if self.sampler not in SAMPLERS:
             probs.append(f"sampler: must be one of {', '.join(SAMPLERS)}, got {self.sampler!r}")
-        if not (isinstance(self.time_limit_s, (int, float)) and self.time_limit_s > 0):
-            probs.append(f"time_limit_s: must be > 0, got {self.time_limit_s!r}")
+        try:        # the exact solve's declared limit (bace_opt.options.SOLVE_OPTIONS)
+            SOLVE_OPTIONS["time_limit"].check(self.time_limit_s, "time_limit_s")
+        except InputError as e:
+            probs.append(str(e))
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             probs.append(f"seed: must be an integer >= 0, got {self.seed!r}")
         if probs:
@@ -139,24 +142,36 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def read_trials(path: Path) -> list[dict]:
-    """The finished candidates of ``trials.jsonl``; a line cut short (killed mid-write) is dropped and the
-    file repaired atomically."""
+    """The finished candidates of ``trials.jsonl``.  A line cut short (killed mid-write) is dropped; a complete
+    line that is not a record (not UTF-8, not JSON, no ``trial``) is set aside in ``trials.jsonl.damaged``, as a
+    bench results file's; one warning names them (the first few and a count); the file is repaired atomically."""
     if not path.exists():
         return []
-    text = path.read_text(encoding="utf-8")
-    good, out = [], []
-    for line in text.splitlines(keepends=True):
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            rec = None
-        if not line.endswith("\n") or not isinstance(rec, dict) or "trial" not in rec:
-            log.warning("dropping an unreadable trials line: %r", line[:60])
+    from ..bench.runner import damaged_path
+    from ..files import issue_summary
+    raw = path.read_bytes()
+    good, out, bad, issues = [], [], [], []
+    for no, b in enumerate(raw.splitlines(keepends=True), 1):
+        if not b.endswith(b"\n"):
+            issues.append(f"line {no}: cut short (an interrupted write), dropped")
             continue
-        good.append(line)
+        try:
+            rec = json.loads(b.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            rec = None
+        if not isinstance(rec, dict) or "trial" not in rec:
+            issues.append(f"line {no}: not a trial record")
+            bad.append(b)
+            continue
+        good.append(b)
         out.append(rec)
-    if "".join(good) != text:
-        _atomic_write(path, "".join(good))
+    if issues:
+        if bad:
+            with open(damaged_path(path), "ab") as f:
+                f.writelines(bad)
+        log.warning("%s: %s; %s", path, issue_summary(issues),
+                    f"{len(bad)} line(s) set aside in {damaged_path(path)}" if bad else "the file is repaired")
+        _atomic_write(path, b"".join(good))
     return out
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import BaceOptError, InputError
-from ..files import atomic_write
+from ..files import atomic_write, issue_summary
 from .spec import COLUMNS, RunSpec
 
 log = logging.getLogger(__name__)
@@ -113,9 +113,11 @@ def read_rows(path: Path, *, repair: bool = True, _locked: bool = False) -> list
 
     Damaged content never stops a report or a resume: a trailing line cut short by a kill is dropped; a line
     that is not UTF-8, does not parse or has the wrong number of fields, and a damaged header, are set aside in
-    ``<name>.damaged`` with a warning; a missing header is restored; a file written by a version with other
-    columns is migrated.  The repair rewrites the file atomically, and only when no other bench run holds the
-    file's lock (else the rows are read as they are and the file is left alone)."""
+    ``<name>.damaged``; a missing header is restored; a file written by a version with other columns is migrated
+    (a header whose columns the rows do not have is a damaged header, not another version: the rows are kept).
+    One warning names what was found (the first few lines and a count).  The repair rewrites the file
+    atomically, and only when ``repair`` and no other bench run holds the file's lock (else the rows are read as
+    they are, the file is left alone, and the warning says so)."""
     path = Path(path)
     if not path.exists() or path.stat().st_size == 0:
         return []
@@ -124,43 +126,27 @@ def read_rows(path: Path, *, repair: bool = True, _locked: bool = False) -> list
     rows: list[dict] = []
     seen: dict[str, int] = {}
     bad: list[bytes] = []
-    fields = COLUMNS
-    start = 0
-    migrate = False
-    first = blines[0] if blines else b""
-    try:
-        first_vals = _split_line(first.decode("utf-8").rstrip("\r\n"))
-    except UnicodeDecodeError:
-        first_vals = None
-    if _is_header(first_vals):
-        start = 1
-        if first_vals != COLUMNS:
-            fields, migrate = first_vals, True
-    elif first_vals is not None and len(first_vals) == len(COLUMNS) and first.endswith(b"\n"):
-        log.warning("%s: the header line is missing; restoring it", path)
-    else:
-        log.warning("%s: damaged header line set aside in %s: %r", path, damaged_path(path), first[:60])
-        bad.append(first)
-        start = 1
+    issues: list[str] = []      # "line N: what", in file order
+    fields, start, migrate = _header(path, blines, bad, issues)
     cut = False
     dups = 0
-    for b in blines[start:]:
+    for no, b in enumerate(blines[start:], start + 1):
         if not b.endswith(b"\n"):
-            log.warning("%s: dropping a results line cut short (interrupted write): %r", path, b[:60])
+            issues.append(f"line {no}: cut short (an interrupted write), not read")
             cut = True
             continue
         try:
             line = b.decode("utf-8")
         except UnicodeDecodeError:
-            log.warning("%s: a line that is not UTF-8 set aside in %s", path, damaged_path(path))
+            issues.append(f"line {no}: not UTF-8")
             bad.append(b)
             continue
         vals = _split_line(line.rstrip("\r\n"))
         if vals is None or len(vals) != len(fields):
             if vals is not None and _is_header(vals):
                 continue   # a repeated header (two files concatenated): not data
-            log.warning("%s: a line with %s fields (expected %d) set aside in %s", path,
-                        "unreadable" if vals is None else len(vals), len(fields), damaged_path(path))
+            issues.append(f"line {no}: {'unreadable' if vals is None else len(vals)} fields (expected "
+                          f"{len(fields)})")
             bad.append(b)
             continue
         row = dict(zip(fields, vals))
@@ -174,29 +160,70 @@ def read_rows(path: Path, *, repair: bool = True, _locked: bool = False) -> list
         seen[rid] = len(rows)
         rows.append(_migrate_row(row, fields) if migrate else row)
     if dups:
-        log.warning("%s: %d duplicate row(s) of a run dropped (the first row of each run is kept)", path, dups)
+        issues.append(f"{dups} duplicate row(s) of a run dropped (the first row of each run is kept)")
     canonical = ",".join(COLUMNS) + "\n" + "".join(_format_row(r) for r in rows)
     needs = migrate or bad or cut or dups or start == 0 or not raw.endswith(b"\n")
+    done = "the file is left as it is: this only reads it"
     if needs and repair:
         lock = None
         if not _locked:
             lock = _Lock(path)
             if not lock.acquire(wait=False):
-                log.warning("%s: not repaired now (another bench run is writing it)", path)
+                _warn_damage(path, issues, "not repaired now: another bench run is writing it")
                 return rows
         try:
             if bad:
                 with open(damaged_path(path), "ab") as f:
                     f.writelines(x if x.endswith(b"\n") else x + b"\n" for x in bad)
-                log.warning("%s: set aside %d damaged line(s) in %s", path, len(bad), damaged_path(path))
-            if migrate:
-                log.warning("migrating %s to the current columns", path)
+            done = (f"{len(bad)} damaged line(s) set aside in {damaged_path(path)}; " if bad else "") + \
+                ("migrated to the current columns; " if migrate else "") + "the file is repaired"
             if path.read_bytes() == raw:      # unchanged since read (we hold the lock: nobody appends)
                 atomic_write(path, canonical)
+            else:
+                done = "not repaired now: the file changed while it was read"
         finally:
             if lock is not None:
                 lock.release()
+    _warn_damage(path, issues, done)
     return rows
+
+
+def _warn_damage(path: Path, issues: list[str], done: str) -> None:
+    """One warning for everything a read found in ``path`` (``files.issue_summary``: the first few, a count)."""
+    if issues:
+        log.warning("%s: %s; %s", path, issue_summary(issues), done)
+
+
+def _header(path: Path, blines: list[bytes], bad: list[bytes], issues: list[str]) -> tuple[list[str], int, bool]:
+    """(the columns of the data lines, the index of the first data line, whether they are an older version's)."""
+    first = blines[0] if blines else b""
+    try:
+        first_vals = _split_line(first.decode("utf-8").rstrip("\r\n"))
+    except UnicodeDecodeError:
+        first_vals = None
+    if _is_header(first_vals):
+        if first_vals == COLUMNS:
+            return COLUMNS, 1, False
+        widths = [len(v) for v in map(_split_safe, blines[1:]) if v is not None]
+        if widths.count(len(COLUMNS)) > widths.count(len(first_vals)):
+            issues.append(f"line 1: a damaged header ({len(first_vals)} columns, the rows have {len(COLUMNS)}): "
+                          "the rows are read with the current columns")
+            bad.append(first)
+            return COLUMNS, 1, False
+        return first_vals, 1, True
+    if first_vals is not None and len(first_vals) == len(COLUMNS) and first.endswith(b"\n"):
+        issues.append("line 1: the header line is missing: the rows are read with the current columns")
+        return COLUMNS, 0, False
+    issues.append(f"line 1: a damaged header {first[:60]!r}")
+    bad.append(first)
+    return COLUMNS, 1, False
+
+
+def _split_safe(b: bytes) -> list[str] | None:
+    try:
+        return _split_line(b.decode("utf-8").rstrip("\r\n"))
+    except UnicodeDecodeError:
+        return None
 
 
 def _migrate_row(row: dict, header: list[str]) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from ..errors import InputError
+from ._args import finite_float, int_arg
 
 
 def add_parser(sub):
@@ -17,22 +18,22 @@ def add_parser(sub):
                                    "instances in DIR/worst/.")
     p.add_argument("--policy", default="bace-pipe", help="a registered policy (default bace-pipe), package.module:Class or path/to/file.py:Class")
     p.add_argument("--family", default="random", choices=("random", "paper", "realistic"))
-    p.add_argument("--budget", type=int, default=200, help="candidates to finish in DIR (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")
+    p.add_argument("--budget", type=int_arg, default=200, help="candidates to finish in DIR (default 200)")
+    p.add_argument("--seed", type=int_arg, default=0, help="sampler seed (default 0)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory (created; resumed if it "
                                                                        "holds a search with the same settings)")
-    p.add_argument("--regions", type=int, default=4, help="random: regions (default 4)")
-    p.add_argument("--jobs", type=int, default=6, help="jobs (default 6)")
-    p.add_argument("--max-gpus", type=int, default=8, help="random: max GPUs per region (default 8)")
-    p.add_argument("--max-stages", type=int, default=4, help="random: max stages per job (default 4)")
-    p.add_argument("--max-arrival", type=float, default=0.0, help="random: arrivals searched in [0, this] s")
-    p.add_argument("--time-limit", type=float, default=20.0, help="per exact solve, s (default 20)")
+    p.add_argument("--regions", type=int_arg, default=4, help="random: regions (default 4)")
+    p.add_argument("--jobs", type=int_arg, default=6, help="jobs (default 6)")
+    p.add_argument("--max-gpus", type=int_arg, default=8, help="random: max GPUs per region (default 8)")
+    p.add_argument("--max-stages", type=int_arg, default=4, help="random: max stages per job (default 4)")
+    p.add_argument("--max-arrival", type=finite_float, default=0.0, help="random: arrivals searched in [0, this] s")
+    p.add_argument("--time-limit", type=finite_float, default=20.0, help="per exact solve, s (default 20)")
     p.add_argument("--sampler", default="tpe", choices=("tpe", "random"))
     p.add_argument("--solver", default="highs", help="P1 back end (default highs)")
     p.add_argument("--policy-options", default="{}", metavar="JSON", help="options of the policy (JSON object)")
-    p.add_argument("--workers", type=int, default=1, help="candidates evaluated at once (local processes)")
+    p.add_argument("--workers", type=int_arg, default=1, help="candidates evaluated at once (local processes)")
     p.add_argument("--dask", metavar="ADDRESS", help="evaluate on a Dask scheduler ('local': a LocalCluster)")
-    p.add_argument("--keep", type=int, default=5, help="worst instances saved (default 5)")
+    p.add_argument("--keep", type=int_arg, default=5, help="worst instances saved (default 5)")
     p.set_defaults(func=run)
 
 
@@ -45,6 +46,10 @@ def run(args) -> int:
         raise InputError(f"--policy-options: not valid JSON ({e})") from None
     if not isinstance(popts, dict):
         raise InputError("--policy-options: must be a JSON object")
+    from ..policies.registry import check_policy_options
+    popts = check_policy_options(args.policy, popts, where="--policy-options")
+    from ..options import check_solve_options
+    check_solve_options({"time_limit": args.time_limit}, names={"time_limit": "--time-limit"})
     if args.keep < 0:
         raise InputError(f"--keep: must be >= 0, got {args.keep}")
     n_regions = 6 if args.family == "paper" else args.regions

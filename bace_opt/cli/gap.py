@@ -51,12 +51,13 @@ def run(args) -> int:
     check_range("--online-time-limit", args.online_time_limit, gt=0)
     if args.output:
         check_output(args.output, suffixes=(".json",), inputs=(args.instance,))
-    inst = load_instance(args.instance)
     policies = args.policy or ["bace-pipe"]
+    options = parse_options(args.option, policies, own={"policy": "--policy"})   # every policy takes them all
+    inst = load_instance(args.instance)
     log.info("loaded %s: %d regions, %d jobs; gap of %s", inst.name, len(inst.regions), len(inst.jobs),
              ", ".join(policies))
     report = gap(inst, policies, time_limit=args.time_limit, solver=args.solver, online=args.online,
-                 online_time_limit=args.online_time_limit, policy_options=parse_options(args.option))
+                 online_time_limit=args.online_time_limit, policy_options=options)
     d = report.to_dict()
     if args.output:
         atomic_write(args.output, json.dumps(d, indent=1) + "\n")

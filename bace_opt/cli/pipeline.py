@@ -7,7 +7,8 @@ import json
 
 from ..errors import InputError
 from ..files import check_output
-from ._args import check_range, finite_float, int_arg
+from ..options import Opt, check_solve_options
+from ._args import finite_float, int_arg
 from ..instance import load_instance
 from ..pipeline import KINDS, PipelineOptions, check_ops, pipeline_iteration_s
 from ..schedule import load_schedule
@@ -38,14 +39,18 @@ def add_parser(sub):
 
 
 GANTT_SUFFIXES = (".png", ".pdf", ".svg")
+#: the pipeline's own options (time limit and threads are the solve's: ``bace_opt.options.SOLVE_OPTIONS``)
+FORWARD_FRACTION = Opt("float", gt=0, lt=1)
+MEMORY_LIMIT = Opt("int", ge=1, le=10**6, none=True)
 
 
 def run(args) -> int:
     if args.gantt:
         check_output(args.gantt, option="--gantt", suffixes=GANTT_SUFFIXES, inputs=(args.instance, args.schedule))
-    if not 0 < args.forward_fraction < 1:
-        raise InputError(f"--forward-fraction: must be in (0, 1), got {args.forward_fraction:g}")
-    check_range("--threads", args.threads, ge=1, le=1024)
+    check_solve_options({"time_limit": args.time_limit, "threads": args.threads},
+                        names={"time_limit": "--time-limit", "threads": "--threads"})
+    for opt, name in ((FORWARD_FRACTION, "--forward-fraction"), (MEMORY_LIMIT, "--memory-limit")):
+        opt.check(getattr(args, name[2:].replace("-", "_")), name)
     inst = load_instance(args.instance)
     sched = load_schedule(args.schedule)
     try:
@@ -63,8 +68,6 @@ def run(args) -> int:
     bad = check_plan(inst, entry.plan)
     if bad:
         raise InputError([f"{args.schedule}: {v.message} (rule {v.rule})" for v in bad])
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise InputError(f"--time-limit must be > 0, got {args.time_limit}")
     opts = PipelineOptions(forward_fraction=args.forward_fraction, split_backward=args.split_backward,
                            memory_limit=args.memory_limit, time_limit_s=args.time_limit, threads=args.threads)
     res = pipeline_iteration_s(inst, args.job, entry.blocks, entry.hops, kind=args.kind, options=opts)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from ..errors import InputError
+from ._args import finite_float, int_arg
 from ..instance import load_instance
 from ..schedule import load_schedule
 
@@ -24,9 +25,9 @@ def add_parser(sub):
     p.add_argument("-o", "--output", required=True, metavar="F.png|F.svg", help="picture to write (by suffix)")
     p.add_argument("--kind", choices=("both", "placement", "timeline"), default="both",
                    help="placement map, timeline, or both (default)")
-    p.add_argument("--at", type=float, default=None, metavar="S",
+    p.add_argument("--at", type=finite_float, default=None, metavar="S",
                    help="map only the jobs running at time S (s), with GPUs used and prices then")
-    p.add_argument("--dpi", type=int, default=150, help="resolution of a PNG (default 150)")
+    p.add_argument("--dpi", type=int_arg, default=150, help="resolution of a PNG (default 150)")
     p.set_defaults(func=run)
 
 
@@ -39,9 +40,12 @@ def run(args) -> int:
     if sched.instance != inst.name:      # as evaluate and pipeline: a picture of the wrong pair would look right
         raise InputError(f"{args.schedule}: the schedule is for instance {sched.instance!r}, not "
                          f"{inst.name!r} ({args.instance})")
-    unknown = sorted({b.region for j in sched.jobs for b in j.blocks} - set(inst.region_index))
-    if unknown:
-        raise InputError(f"{args.schedule}: regions {unknown} are not in instance {args.instance!r}")
+    from ..evaluate import check_plan
+    # the evaluator's rules 0 and 1 (names, blocks, routes): a plan breaking them cannot be drawn; each named by
+    # its field path in the file (capacity and timing faults are drawn: the picture shows them)
+    probs = [f"jobs[{i}]: {v.message}" for i, e in enumerate(sched.jobs) for v in check_plan(inst, e.plan)]
+    if probs:
+        raise InputError(probs, f"{args.schedule} (against {args.instance})")
     if args.dpi < 10:
         raise InputError(f"--dpi must be >= 10, got {args.dpi}")
     fig = plot_schedule(inst, sched, kind=args.kind, at=args.at)

@@ -47,7 +47,15 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
-def parse_options(items) -> dict:
+#: keys that are the command's own options, not the policy's: ``--option KEY=...`` names the option to use
+OWN_OPTIONS = {"seed": "--seed", "mode": "--mode", "iteration_model": "--iteration-model", "track_hol": "--no-hol",
+               "policy": "--policy"}
+
+
+def parse_options(items, policies=(), own=OWN_OPTIONS) -> dict:
+    """``--option KEY=VALUE`` items as a dict (values read as JSON, else kept as text), checked against the
+    options each of ``policies`` declares (``bace_opt.policies.check_policy_options``: the same check the
+    Python API runs).  ``own``: keys that belong to the command (refused here, naming the option to use)."""
     out = {}
     for it in items:
         if "=" not in it:
@@ -56,12 +64,19 @@ def parse_options(items) -> dict:
         k = k.strip().replace("-", "_")
         if not k:
             raise InputError(f"--option {it!r}: empty key")
+        if k in own:
+            raise InputError(f"--option {k}: not a policy option; use {own[k]}")
+        if not v.strip():
+            raise InputError(f"--option {k}: empty value (KEY=VALUE)")
         try:
             out[k] = loads_strict(v, f"--option {k}")
         except InputError:
             if v.strip()[:1] in "[{" or v.strip().lower() in ("nan", "infinity", "-infinity"):
                 raise
             out[k] = v
+    from ..policies.registry import check_policy_options
+    for spec in policies:
+        check_policy_options(spec, out, where="--option")
     return out
 
 
@@ -71,11 +86,12 @@ def run(args) -> int:
         check_output(args.output, suffixes=(".json",), inputs=(args.instance,))
     from ..policies import resolve
     resolve(args.policy)        # a registered name, package.module:Class or file.py:Class, checked before any work
+    options = parse_options(args.option, [args.policy])
     inst = load_instance(args.instance)
     log.info("loaded %s: %d regions, %d jobs; simulating %s (%s mode)", inst.name, len(inst.regions),
              len(inst.jobs), args.policy, args.mode)
     sched = simulate(inst, policy=args.policy, mode=args.mode, seed=args.seed, track_hol=not args.no_hol,
-                     iteration_model=args.iteration_model, **parse_options(args.option))
+                     iteration_model=args.iteration_model, **options)
     if args.output:
         sched.save(args.output)
         log.info("wrote %s", args.output)

@@ -6,7 +6,8 @@ import logging
 
 from ..errors import InputError
 from ..files import check_output
-from ._args import check_range, finite_float, int_arg
+from ..options import check_solve_options
+from ._args import finite_float, int_arg
 from ..evaluate import MONEY_KEYS, format_metrics
 from ..instance import load_instance
 from ..schedule import load_schedule
@@ -60,12 +61,11 @@ def add_parser(sub):
 def run(args) -> int:
     from ..exact import solve
     check_output(args.output, suffixes=(".json",), inputs=(args.instance, args.warm_start))
-    check_range("--time-limit", args.time_limit, gt=0)
-    check_range("--threads", args.threads, ge=1, le=1024)
-    if args.gap is not None and not 0 <= args.gap < 1:
-        raise InputError(f"--gap: must be in [0, 1), got {args.gap:g}")
-    check_range("--mu", args.mu, ge=0)
-    check_range("--t0", args.t0, ge=0)
+    unit = "time_resolution_s" if args.solver == "cpsat" else "slot_s"
+    given = {"time_limit": args.time_limit, "threads": args.threads, "gap": args.gap, "mu": args.mu,
+             "t0": args.t0, unit: args.time_unit, "max_blocks": args.max_blocks, "routes_k": args.routes_k}
+    check_solve_options(given, names={unit: "--time-unit", **{k: "--" + k.replace("_", "-") for k in given
+                                                              if k != unit}})
     inst = load_instance(args.instance)
     warm = None
     if args.warm_start:
@@ -91,8 +91,6 @@ def run(args) -> int:
             continue
         if args.problem != "schedule":
             raise InputError(f"--{opt.replace('_', '-')} applies to --problem schedule only")
-        if not v > 0:
-            raise InputError(f"--{opt.replace('_', '-')}: must be > 0, got {v:g}")
         kw[name] = v
     log.info("loaded %s: %d regions, %d jobs; solving %s with %s (time limit %s)", inst.name, len(inst.regions),
              len(inst.jobs), "P1" if args.problem == "placement" else "P2", args.solver,

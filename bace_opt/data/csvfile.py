@@ -33,9 +33,15 @@ class CsvFile:
             if not self.path.is_file():
                 raise InputError(f"data file not found: {self.path}")
             try:
-                text = self.path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
-                raise InputError(f"{self.label}: cannot read: {e}") from None
+                raw = self.path.read_bytes()
+            except OSError as e:
+                raise InputError(f"{self.label}: cannot read: {e.strerror or e}") from None
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:     # where, as every other fault of the file: line and column
+                line = raw.count(b"\n", 0, e.start) + 1
+                col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
+                raise InputError(f"{self.label}:{line}:{col}: not UTF-8 (byte {raw[e.start]:#04x})") from None
         lines = text.splitlines(keepends=True)
         if lines and not lines[-1].endswith(("\n", "\r")):
             raise InputError(f"{self.label}:{len(lines)}: the last line is incomplete (no line end: "

@@ -12,7 +12,7 @@ from .. import formulas as F
 from ..errors import InputError
 from ..instance import Instance
 from ..pipeline import pipeline_iteration_s
-from ..schedule import Hop, JobPlan
+from ..schedule import ITERATION_MODELS, Hop, JobPlan
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,6 @@ class JobFigures:
         return self.start_s - self.arrival_s
 
 
-ITERATION_MODELS = ("analytic", "gpipe", "1f1b", "greedy")
 
 
 def iteration_time_s(inst: Instance, plan: JobPlan, iteration_model: str = "analytic") -> float:

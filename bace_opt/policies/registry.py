@@ -12,13 +12,18 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..errors import InputError
-from .bace_pipe import BacePipe
+from ..options import Opt, check_options
+from ..solvers.registry import names as solver_names
+from .allocators import ALLOCATE
+from .bace_pipe import PATHFINDERS, BacePipe
 from .baselines import cr_lcf, cr_ldf, fifo, lcf, ldf
 from .contract import check_policy
-from .price_pack import PricePack
+from .ordered import HOL, ORDERS
+from .pathfinder import PREFER, SEED_RULES, VIA
+from .price_pack import CHAINS, ORDERS as PACK_ORDERS, PricePack
 
 
 class ByPath:
@@ -126,6 +131,60 @@ REGISTRY: dict[str, tuple[Callable, str]] = {
                  "reference: solve P1 exactly on the residual resources at every event"),
 }
 
+# ---------------------------------------------------------------------- the options each policy takes
+# (issue 29, one validation for every option: one declaration per option, checked by
+# ``bace_opt.options.check_options`` wherever options are given: ``--option``, ``--policy-options``,
+# ``simulate(..., k_routes=2)``, ``gap(policy_options=)``)
+
+_SEED = {"seed": Opt("int", help="the simulator's seed; unused by deterministic policies")}
+_ORDERED = {**_SEED, "order": Opt("choice", choices=ORDERS), "hol": Opt("choice", choices=HOL)}
+_BACE = {**_ORDERED, "pathfinder": Opt("choice", choices=PATHFINDERS),
+         "allocator": Opt("choice", choices=tuple(ALLOCATE)), "seeds": Opt("choice", choices=SEED_RULES),
+         "via": Opt("choice", choices=VIA), "k_routes": Opt("int", ge=1, le=64, help="routes tried per hop"),
+         "prefer": Opt("choice", choices=PREFER)}
+_PACK = {**_SEED, "chains": Opt("choice", choices=CHAINS), "order": Opt("choice", choices=PACK_ORDERS),
+         "search": Opt("bool"), "max_regions": Opt("int", ge=1, le=64), "max_evals": Opt("int", ge=0, le=10**6),
+         "via": Opt("choice", choices=VIA), "k_routes": Opt("int", ge=1, le=64)}
+
+#: the options of every shipped policy, by registered name (a user's class declares its own: ``OPTIONS``)
+POLICY_OPTIONS: dict[str, dict[str, Opt]] = {
+    **{n: _BACE for n in ("bace-pipe", "bace-pipe-no-priority", "bace-pipe-no-pathfinder", "bace-pipe-no-costmin",
+                          "fifo")},
+    **{n: _PACK for n in ("price-pack", "price-pack-no-enum", "price-pack-no-order", "price-pack-no-search")},
+    "lcf": _ORDERED, "ldf": _ORDERED,
+    "cr-lcf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
+    "cr-ldf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
+    "exact-p1": {**_SEED, "solver": Opt("choice", choices=tuple(solver_names())),
+                 "time_limit_s": Opt("float", gt=0, le=1e9, help="each P1 solve's limit, s")},
+}
+
+
+def declared_options(spec: str) -> dict[str, Opt] | None:
+    """The options the policy ``spec`` declares: a shipped policy's from ``POLICY_OPTIONS``, a user's (entry
+    point, ``package.module:Class``, ``file.py:Class``) from its class attribute ``OPTIONS``; ``None`` when it
+    declares none (then its constructor alone decides what it accepts)."""
+    if spec in POLICY_OPTIONS:
+        return POLICY_OPTIONS[spec]
+    factory = resolve(spec)
+    if isinstance(factory, ByPath):
+        factory = load(factory.spec)
+    declared = getattr(factory, "OPTIONS", None)
+    if declared is None:
+        return None
+    if not (isinstance(declared, Mapping) and all(isinstance(k, str) and isinstance(v, Opt)
+                                                  for k, v in declared.items())):
+        raise InputError(f"policy {spec!r}: OPTIONS must map option names to bace_opt.options.Opt")
+    return dict(declared)
+
+
+def check_policy_options(spec: str, options: Mapping, where: str | None = None) -> dict:
+    """``options`` of the policy ``spec`` checked against what it declares (``declared_options``): an unknown
+    key or a value out of range is an ``InputError`` naming it, the valid keys and the accepted range.
+    ``where``: how the options were given (``--option``, ``--policy-options``; default "policy 'x': option")."""
+    return check_options(f"policy {spec!r}", declared_options(spec), options,
+                         where or f"policy {spec!r}: option")
+
+
 #: the paper's comparison set (heuristics only; exact-p1 needs the exact models and a solver)
 HEURISTICS = ("bace-pipe", "lcf", "ldf", "cr-lcf", "cr-ldf", "fifo")
 ABLATIONS = ("bace-pipe-no-priority", "bace-pipe-no-pathfinder", "bace-pipe-no-costmin")
@@ -183,6 +242,8 @@ def make_policy(name: str, **options):
     """Build the policy ``name`` (a registered name, ``"package.module:Class"`` or ``"path/to/file.py:Class"``)
     with ``options`` (keyword arguments of its class; ``seed`` only where the class takes one)."""
     factory = resolve(name)
+    seed = {"seed": _SEED["seed"].check(options["seed"], "seed")} if "seed" in options else {}
+    options = {**check_policy_options(name, {k: v for k, v in options.items() if k != "seed"}), **seed}
     if "seed" in options and not _takes(factory, "seed"):
         options = {k: v for k, v in options.items() if k != "seed"}    # the simulator's seed, for policies that draw
     try:
