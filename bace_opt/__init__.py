@@ -27,13 +27,7 @@ def solve(inst, problem="placement", solver="highs", **kwargs):
     """Solve P1 (placement) or P2 (schedule) exactly; returns a priced Schedule (see bace_opt.exact).  Its
     options are checked against ``bace_opt.options.SOLVE_OPTIONS`` (the same check as ``bace-opt solve``)."""
     from .options import check_solve_options
-    kwargs.update(check_solve_options(kwargs))
-    o = kwargs.get("options")
-    if o is not None:       # a SolveOptions given whole: its fields get the same check
-        check_solve_options({"time_limit": getattr(o, "time_limit_s", None), "gap": getattr(o, "rel_gap", None),
-                             "threads": getattr(o, "threads", None)},
-                            names={"time_limit": "options.time_limit_s", "gap": "options.rel_gap",
-                                   "threads": "options.threads"})
+    kwargs.update(check_solve_options(kwargs))     # a SolveOptions given whole is checked by exact.solve
     from .exact import solve as _solve
     return _solve(inst, problem=problem, solver=solver, **kwargs)
 

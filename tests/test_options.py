@@ -247,3 +247,20 @@ def test_policies_lists_each_option_as_it_is_checked(capsys):
     assert d["exact-p1"]["options"][-1].startswith("time_limit_s: a finite number > 0 and <= 1e9")
     assert {n: len(v["options"]) for n, v in d.items() if v["shipped"]} == \
         {n: len(o) for n, o in POLICY_OPTIONS.items()}
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(time_limit=float("inf")), "time_limit: must be a finite number > 0"),
+    (dict(time_limit=True), "time_limit: must be a finite number > 0"),
+    (dict(threads=0), "threads: must be an integer >= 1"),
+])
+def test_exact_solve_called_directly_gets_the_same_check(kw, msg):
+    """bace_opt.exact.solve (not only bo.solve) runs the declared SOLVE_OPTIONS check, before any model is built."""
+    import bace_opt.exact as E
+    from bace_opt.instance import load_instance
+    inst = load_instance(ROOT / "instances" / "tiny-2r-2j.json")
+    with pytest.raises(InputError, match=msg):
+        E.solve(inst, **kw)
+    from bace_opt.solvers.base import SolveOptions
+    with pytest.raises(InputError, match="options.threads: must be an integer >= 1"):
+        E.solve(inst, options=SolveOptions(threads=0))

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from ..errors import InputError, SolverUnavailableError
 from ..evaluate import make_schedule, objective_cost_usd
 from ..instance import Instance
+from ..options import check_solve_options
 from ..schedule import JobPlan
 from ..solvers.base import SolveOptions
 from .online import ExactP1, ExactQueue  # noqa: F401  (the exact-P1 online policy: make_policy("exact-p1"))
@@ -23,24 +24,26 @@ PROBLEMS = ("placement", "schedule")
 
 
 def _options(options: SolveOptions | None, time_limit, gap, threads, log_output) -> SolveOptions:
+    """The solve's options: the keywords and a ``SolveOptions`` given whole both checked against
+    ``bace_opt.options.SOLVE_OPTIONS`` (the one check of ``bace-opt solve``, ``bo.solve`` and ``bo.gap``)."""
+    given = check_solve_options({"time_limit": time_limit, "gap": gap, "threads": threads,
+                                 "log_output": log_output})
+    if options is not None:
+        check_solve_options({"time_limit": options.time_limit_s, "gap": options.rel_gap, "threads": options.threads},
+                            names={"time_limit": "options.time_limit_s", "gap": "options.rel_gap",
+                                   "threads": "options.threads"})
     o = options or SolveOptions()
     kw = {}
-    if time_limit is not None:
-        if not (isinstance(time_limit, (int, float)) and time_limit > 0):
-            raise InputError(f"time_limit: must be > 0 seconds, got {time_limit!r}")
-        kw["time_limit_s"] = float(time_limit)
-    if gap is not None:
-        if not (isinstance(gap, (int, float)) and 0 <= gap < 1):
-            raise InputError(f"gap: must be in [0, 1), got {gap!r}")
-        kw["rel_gap"] = float(gap)
-    if threads is not None:
-        if not (isinstance(threads, int) and threads >= 1):
-            raise InputError(f"threads: must be an integer >= 1, got {threads!r}")
-        kw["threads"] = threads
+    if given["time_limit"] is not None:
+        kw["time_limit_s"] = float(given["time_limit"])
+    if given["gap"] is not None:
+        kw["rel_gap"] = float(given["gap"])
+    if given["threads"] is not None:
+        kw["threads"] = given["threads"]
     elif options is None:
         kw["threads"] = None        # the solver's threads default to every core available
-    if log_output is not None:
-        kw["log"] = bool(log_output)
+    if given["log_output"] is not None:
+        kw["log"] = bool(given["log_output"])
     if kw:
         from dataclasses import replace
         o = replace(o, **kw)
