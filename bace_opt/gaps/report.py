@@ -30,6 +30,7 @@ from typing import Any, Mapping, Sequence
 
 from .._format import pct, short
 from ..errors import InputError
+from ..options import check_solve_options
 from ..instance import Instance
 from .decompose import GapDecomposition, Solve, decompose, heuristic_epoch, solve_p1
 
@@ -147,8 +148,7 @@ def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, 
     specs = list(policy) if isinstance(policy, (list, tuple)) else [policy]
     if not specs:
         raise InputError("gap: give at least one policy")
-    if not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise InputError(f"time_limit: must be > 0 seconds, got {time_limit!r}")
+    check_solve_options({"time_limit": time_limit, "online_time_limit": online_time_limit, "threads": threads})
     t_start = time.perf_counter()
     pols = [_policy(s, dict(policy_options or {})) for s in specs]
     names = [p.name for p in pols]
