@@ -37,7 +37,7 @@ from bace_opt.bench.tasks import build_instance
 from bace_opt.files import atomic_write
 from benchmarks.common import RESULTS as RES
 
-POLICIES = ["bace-pipe", "price-pack", "price-pack-no-enum", "price-pack-no-order", "price-pack-no-search"]
+POLICIES = ["bace-pipe", "price-pack", "select-pack", "price-pack-no-enum", "price-pack-no-order", "price-pack-no-search"]
 VARIANTS = {"price-pack (max_evals=0: starting orders only)": ("price-pack", {"max_evals": 0})}
 
 
@@ -65,16 +65,23 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--policies", nargs="*", default=None, help="only these policies (default: all, ablations too)")
+    ap.add_argument("--sets", nargs="*", default=None, help="only these instance sets (e.g. 'gap binding')")
     args = ap.parse_args(argv)
     load0 = os.getloadavg()
     sets = [gap_suite_instances(RES / "gap-small.csv", "gap small"),
             gap_suite_instances(RES / "gap-medium.csv", "gap medium"),
+            gap_suite_instances(RES / "gap-binding.csv", "gap binding"),
             adversarial_instances(RES / "adversary" / "bace-pipe-random-tpe", "adversarial (vs bace-pipe)"),
             adversarial_instances(RES / "adversary" / "price-pack-random-tpe", "adversarial (vs price-pack)")]
     runs = [(p, p, {}) for p in POLICIES] + [(lab, p, o) for lab, (p, o) in VARIANTS.items()]
+    if args.policies is not None:
+        runs = [r for r in runs if r[0] in args.policies]
     rows = []
     for gen in sets:
         for label, name, inst, opt_jobs, opt_cost in gen:
+            if args.sets is not None and label not in args.sets:
+                break
             t0 = max(j.arrival_s for j in inst.jobs)
             for lab, pol, opts in runs:
                 best, cpus = None, []

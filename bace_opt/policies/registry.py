@@ -19,6 +19,7 @@ from .bace_pipe import BacePipe
 from .baselines import cr_lcf, cr_ldf, fifo, lcf, ldf
 from .contract import check_policy
 from .price_pack import PricePack
+from .select_pack import SelectPack
 
 
 class ByPath:
@@ -117,6 +118,9 @@ REGISTRY: dict[str, tuple[Callable, str]] = {
                             "ablation: BACE-Pipe's priority order instead of the cost order"),
     "price-pack-no-search": (lambda **kw: PricePack(**{"name": "price-pack-no-search", "search": False, **kw}),
                              "ablation: no local search over the packing order"),
+    "select-pack": (lambda **kw: SelectPack(**kw),
+                    "price-pack with a selection step: the most jobs, then the cheapest set of them (knapsack and "
+                    "swap search), then packed long jobs first (never fewer jobs than BACE-Pipe)"),
     "fifo": (fifo, "BACE-Pipe placement in FIFO order with head-of-line blocking"),
     "lcf": (lcf, "baseline: single region, cheapest with room (FIFO)"),
     "ldf": (ldf, "baseline: single region, most free GPUs (FIFO)"),
