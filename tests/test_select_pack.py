@@ -96,7 +96,7 @@ def test_knapsack_is_the_least_cost_set_of_k_jobs_within_the_gpus(items, cap, k)
 def test_bad_options_are_named():
     with pytest.raises(Exception, match="sel_evals"):
         make_policy("select-pack", sel_evals=-1)
-    assert make_policy("select-pack").options["sel_evals"] == 60
+    assert make_policy("select-pack").options["sel_evals"] == 30
 
 
 def test_online_use_in_the_simulator():

@@ -14,15 +14,17 @@ a time through an order and cannot trade one job of the set for another.  Select
    sum to at most the free GPUs (dynamic programming over (jobs, GPUs); K the most jobs any starting order
    started, and K + 1 when the GPUs allow it).  The knapsack ignores which regions hold the GPUs, the links,
    and that the jobs compete for the cheap GPUs; it only proposes a set, which is then packed.
-2. **Packing a set** (``set_order``): its jobs in price-pack's cost order (long jobs first into the cheap
-   GPUs), then every other job that has a placement, smallest first (a set never packs fewer jobs than its
+2. **Packing a set** (``set_order``): its jobs in descending run time N (m + S - 1) t_j (the cost per GPU:
+   the cheap GPUs go to the jobs that pay most for each of them; with one GPU per stage it is price-pack's
+   cost order), then every other job that has a placement, smallest first (a set never packs fewer jobs than its
    GPUs leave room for).  If a member of the set does not fit, the set is packed again with its jobs by GPUs
    descending (first-fit decreasing) and the better packing kept.  Scored (jobs started, then cost) by
    price-pack's packer, whose prefix cache makes sets that share their dearest jobs cheap to pack.
 3. **Swap search.**  First improvement over moves of the current set: add one job (when the free GPUs allow),
    then swap one job of the set for one outside it whose GPUs fit in what the swapped job and the unused GPUs
    leave, the moves in ascending order of their estimated change of cost (c_in - c_out), at most
-   ``sel_evals`` packings (a deterministic budget, not a clock).
+   ``sel_evals`` packings (a deterministic budget, not a clock).  It stops early when no more jobs fit in the
+   free GPUs and the set costs the knapsack's bound (``Selection.settled``).
    The search starts from price-pack's own decision (its starting orders and its search over the packing
    order), so it never returns a worse one.
 4. price-pack's search over the packing order of the best set found (another ``max_evals`` packings), and
@@ -47,7 +49,7 @@ from .price_pack import Packer, PricePack, better, cost_weight
 class SelectPack(PricePack):
     """See the module doc.  ``sel_evals``: packings for the swap search (0: starting sets only)."""
 
-    def __init__(self, name: str = "select-pack", sel_evals: int = 60, knapsack: bool = True, **kw):
+    def __init__(self, name: str = "select-pack", sel_evals: int = 30, knapsack: bool = True, **kw):
         if not (isinstance(sel_evals, int) and sel_evals >= 0):
             raise ValueError(f"sel_evals must be an integer >= 0, got {sel_evals!r}")
         super().__init__(name=name, **kw)
@@ -81,7 +83,7 @@ class Selection:
         self.c = {j.name: plan_cost(inst, j, packer.first_plan(j.name))[0] for j in fit}
         self.d = {j.name: j.gpus for j in fit}
         self.cap = sum(state.free_gpus.values())
-        self.w = {j.name: cost_weight(j) for j in fit}
+        self.w = {j.name: cost_weight(j) / j.gpus_per_stage for j in fit}     # run time: cost per GPU
         self.idx = idx
         # the jobs outside a set, packed after it: smallest first, then cheapest
         self.tail = tuple(j.name for j in sorted(fit, key=lambda j: (self.d[j.name], self.c[j.name], idx[j.name])))
@@ -119,16 +121,17 @@ class Selection:
             return best
         sc, names = best
         cur = (sc, names, self.started(names))
+        lb = {}                                    # jobs -> least sum of stand-alone costs (None: too many)
         if self.pol.knapsack:
-            k = -sc[0]
-            for kk in (k, k + 1):
+            for kk in (-sc[0], -sc[0] + 1):
                 s = self.knapsack_set(kk)
+                lb[kk] = None if s is None else sum(self.c[n] for n in s)
                 if s:
                     cand = self.pack(s)
                     if better(cand[0], cur[0]):
                         cur = cand
         improved = True
-        while improved and self.evals < self.pol.sel_evals:
+        while improved and self.evals < self.pol.sel_evals and not self.settled(cur[0], lb):
             improved = False
             for members in self.moves(cur[2]):
                 if self.evals >= self.pol.sel_evals:
@@ -139,6 +142,15 @@ class Selection:
                     break
         sc, names, _ = cur
         return (sc, names) if better(sc, best[0]) else best
+
+    @staticmethod
+    def settled(sc: tuple[int, float], lb: dict) -> bool:
+        """No set of the search beats ``sc``: no k + 1 jobs fit in the free GPUs, and the cost is the knapsack's
+        least sum of stand-alone costs of k jobs (a job packed on a residual costs at least its stand-alone
+        cost: ``cheapest_placement`` there searches a subset of the decision state's chains, up to the first-fit
+        route exception ``Packer._place`` notes)."""
+        k = -sc[0]
+        return k + 1 in lb and lb[k + 1] is None and lb.get(k) is not None and sc[1] <= lb[k] * (1 + 1e-9)
 
     def moves(self, cur: frozenset):
         """Sets one move from ``cur``: adds (cheapest first), then swaps by ascending estimated change."""
