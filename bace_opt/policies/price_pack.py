@@ -154,6 +154,8 @@ class Packer:
         self.rates: dict[int, dict] = {}
         self.first: dict[str, JobPlan | None] = {}
         self.evals = 0
+        self.memo: dict[tuple, JobPlan | None] = {}
+        self.misses = 0
 
     def _rates(self, job: Job) -> dict:
         """``stage_rates``: the job enters it only through its GPUs per stage (the same float expression)."""
@@ -208,7 +210,18 @@ class Packer:
             return None
         if res.fits(job, first) is None:
             return first
-        return self.pol.place(job, res, self._rates(job))
+        if self.pol.chains != "enum":
+            return self.pol.place(job, res, self._rates(job))
+        # ``cheapest_placement`` reads a residual only through the job's hosting regions' free stages (each
+        # capped at S_j) and the links' residual bandwidth: residuals equal in those give the same plan
+        S = job.stages
+        key = (job.name, tuple((r, n if n < S else S) for r, n in host_stages(job, res).items()),
+               res.free_link_gbps)
+        hit = self.memo.get(key, False)
+        if hit is False:
+            self.misses += 1
+            hit = self.memo[key] = self.pol.place(job, res, self._rates(job))
+        return hit
 
     def score(self, names: tuple) -> tuple[int, float]:
         self.evals += 1
