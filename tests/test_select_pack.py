@@ -134,3 +134,27 @@ def test_deterministic_and_within_its_budget():
     best = pol.starting_best(sel.packer, inst.jobs, state, [])
     sel.search(best)
     assert sel.evals <= 10 + 2 + 2 * 2      # the budget, checked before each move (a move packs at most twice)
+
+
+def test_the_placement_memo_changes_no_decision(monkeypatch):
+    # price-pack's packer reuses a job's placement on residuals equal in what cheapest_placement reads (free
+    # stages of its hosting regions capped at S_j, the links' residuals): the schedule must be the one
+    # computed without the memo, with fewer searches
+    inst = random_instance(4, n_regions=6, n_jobs=30, topology="sparse", transit=1, hourly_prices=True,
+                           mixed_gpus=True, max_gpus_per_region=16, max_stages=8, max_arrival_s=60.0)
+    calls = []
+    real_place = SelectPack.place
+    monkeypatch.setattr(SelectPack, "place", lambda self, *a, **k: calls.append(1) or real_place(self, *a, **k))
+    new = bo.simulate(inst, "select-pack").to_dict()
+    with_memo, calls[:] = len(calls), []
+
+    def no_memo(self, job, res):
+        first = self.first_plan(job.name)
+        if first is None:
+            return None
+        if res.fits(job, first) is None:
+            return first
+        return self.pol.place(job, res, self._rates(job))
+    monkeypatch.setattr(Packer, "_place", no_memo)
+    assert bo.simulate(inst, "select-pack").to_dict() == new
+    assert with_memo < len(calls)
