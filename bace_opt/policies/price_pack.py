@@ -187,10 +187,12 @@ class Packer:
         while names[:k] not in cache:
             k -= 1
         res, plans, cost = cache[names[:k]]
+        free = sum(res.free_gpus.values())     # a job needing more GPUs than are free has no placement
         for i in range(k, len(names)):
             job = self.jobs[names[i]]
-            plan = self._place(job, res)
+            plan = self._place(job, res) if job.gpus <= free else None
             if plan is not None:
+                free -= job.gpus
                 res = res.copy()
                 res.commit(job, plan)
                 plans = plans + (plan,)
