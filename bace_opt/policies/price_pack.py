@@ -74,6 +74,11 @@ class PricePack(OrderedPolicy):
         self.max_regions, self.max_evals, self.via, self.k_routes = max_regions, max_evals, via, k_routes
         self._bace = BacePipe(via=via, k_routes=k_routes)
 
+    @property
+    def bace(self) -> BacePipe:
+        """BACE-Pipe on the same routes: its order is a starting order, its decision the floor."""
+        return self._bace
+
     # ------------------------------------------------------------------ one job
     def place(self, job: Job, state: ClusterState, rates: dict[str, float] | None = None) -> JobPlan | None:
         if self.chains == "bace":

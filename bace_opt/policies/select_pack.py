@@ -59,7 +59,7 @@ class SelectPack(PricePack):
     def decide(self, now: float, queue: Sequence[Job], state: ClusterState) -> list[JobPlan]:
         if not queue:
             return []
-        base = self._bace.decide(now, queue, state)
+        base = self.bace.decide(now, queue, state)
         packer = Packer(self, state, queue)
         best = self.starting_best(packer, queue, state, base)
         if self.search:
