@@ -1,10 +1,13 @@
-"""price-pack against BACE-Pipe, with its ablation, on the gap suite's instances and on the adversarial ones.
+"""price-pack and select-pack against BACE-Pipe, with price-pack's ablation, on the gap suite's instances and on
+the adversarial ones.
 
 Instance sets, each with a *proven* P1 optimum read from committed result files (nothing re-solved here):
 
 * gap small: random 3r-3j, 3r-4j, 4r-4j, 4r-6j (seeds 1-5), optimum = the ``p1:highs`` rows of
   ``results/gap-small.csv`` (status optimal);
 * gap medium: random 6r-8j, 6r-12j and paper 6r-8j (seeds 1-3), optimum = ``results/gap-medium.csv``;
+* gap binding: random 4r-6j, 6r-8j with links x0.05, paper 6r-8j measured (seeds 1-3), paper 6r-24j measured
+  (seed 1), optimum = ``results/gap-binding.csv``;
 * adversarial: every proven candidate of the BACE-Pipe search ``results/adversary/bace-pipe-random-tpe``
   (random family, 4 regions, 6 jobs), optimum = the candidate's recorded proven optimum; and the search run
   against price-pack itself (``results/adversary/price-pack-random-tpe``) when present.
@@ -14,7 +17,7 @@ cost (``cost_at_t0_usd``) compared with the optimum's: the cost gap where it sta
 lost.  Decision time: the least of ``--reps`` repetitions (the machine is shared; the load is printed beside
 it, and only ratios within this run compare).
 
-Run:  python -m benchmarks.bench_price_pack [--reps 3]
+Run:  python -m benchmarks.bench_price_pack [--reps 3] [--policies P ...] [--sets "gap binding" ...] [--no-write]
 Writes benchmarks/results/price-pack.csv (one row per instance x policy) and price-pack.md.
 """
 from __future__ import annotations
@@ -37,7 +40,7 @@ from bace_opt.bench.tasks import build_instance
 from bace_opt.files import atomic_write
 from benchmarks.common import RESULTS as RES
 
-POLICIES = ["bace-pipe", "price-pack", "price-pack-no-enum", "price-pack-no-order", "price-pack-no-search"]
+POLICIES = ["bace-pipe", "price-pack", "select-pack", "price-pack-no-enum", "price-pack-no-order", "price-pack-no-search"]
 VARIANTS = {"price-pack (max_evals=0: starting orders only)": ("price-pack", {"max_evals": 0})}
 
 
@@ -65,16 +68,23 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--policies", nargs="*", default=None, help="only these policies (default: all, ablations too)")
+    ap.add_argument("--sets", nargs="*", default=None, help="only these instance sets (e.g. 'gap binding')")
     args = ap.parse_args(argv)
     load0 = os.getloadavg()
     sets = [gap_suite_instances(RES / "gap-small.csv", "gap small"),
             gap_suite_instances(RES / "gap-medium.csv", "gap medium"),
+            gap_suite_instances(RES / "gap-binding.csv", "gap binding"),
             adversarial_instances(RES / "adversary" / "bace-pipe-random-tpe", "adversarial (vs bace-pipe)"),
             adversarial_instances(RES / "adversary" / "price-pack-random-tpe", "adversarial (vs price-pack)")]
     runs = [(p, p, {}) for p in POLICIES] + [(lab, p, o) for lab, (p, o) in VARIANTS.items()]
+    if args.policies is not None:
+        runs = [r for r in runs if r[0] in args.policies]
     rows = []
     for gen in sets:
         for label, name, inst, opt_jobs, opt_cost in gen:
+            if args.sets is not None and label not in args.sets:
+                break
             t0 = max(j.arrival_s for j in inst.jobs)
             for lab, pol, opts in runs:
                 best, cpus = None, []
@@ -97,7 +107,7 @@ def main(argv=None) -> int:
         cost_gap_mean_pct=("cost_gap_pct", "mean"), cost_gap_worst_pct=("cost_gap_pct", "max"),
         decision_ms_median=("decision_ms", "median"), decision_ms_max=("decision_ms", "max"),
         decision_cpu_ms_max=("decision_cpu_ms", "max"))
-    text = ("# price-pack vs BACE-Pipe against the proven P1 optimum\n\n"
+    text = ("# price-pack and select-pack vs BACE-Pipe against the proven P1 optimum\n\n"
             f"Load average (1, 5, 15 min) at start {tuple(round(x, 1) for x in load0)}, at end "
             f"{tuple(round(x, 1) for x in load1)} on 2 cores: decision times are inflated by that load; compare "
             f"policies within this table. Decision time = least of {args.reps} repetitions, wall clock "

@@ -135,7 +135,7 @@ def test_packing_only_the_jobs_that_fit_makes_the_same_decisions(monkeypatch, se
                        inst.jobs).validated()
     new = bo.simulate(inst, "price-pack").to_dict()
     calls = []
-    monkeypatch.setattr(P._Packer, "_prefix", lambda self, names: calls.append(1) or _unfiltered_prefix(self, names))
+    monkeypatch.setattr(P.Packer, "_prefix", lambda self, names: calls.append(1) or _unfiltered_prefix(self, names))
     old = bo.simulate(inst, "price-pack").to_dict()
     assert calls and new == old
     w = [v["wait_s"] for v in new["meta"]["jobs"].values()]

@@ -70,6 +70,8 @@ GAP_RANDOM = {
 GAP_SEEDS = {"small": range(1, 6), "medium": range(1, 4), "large": range(1, 3), "binding": range(1, 4)}
 GAP_PAPER = {"small": [], "medium": [8], "large": [24], "binding": [8, 24]}
 BINDING_RANDOM_SCALE = 0.05
+#: policies the gap suite runs beside ``POLICIES`` (issue 30 item 3: select-pack against the P1 optimum)
+GAP_POLICIES = POLICIES + ["select-pack"]
 
 
 def _random_args(n_regions, n_jobs, gpus, stages, **kw):
@@ -87,7 +89,7 @@ def _gap(size: str) -> list[RunSpec]:
         out.append(RunSpec("gap", family, label, seed, "p1:highs", ia, {"time_limit": tl}))
         if binding:
             out.append(RunSpec("gap", family, label, seed, "p1-nobw:highs", ia, {"time_limit": tl}))
-        for p in POLICIES:
+        for p in GAP_POLICIES:
             out.append(RunSpec("gap", family, label, seed, f"p1-heur:{p}", ia))
 
     for n_regions, n_jobs, gpus, stages in GAP_RANDOM[size]:
@@ -108,7 +110,7 @@ def _gap(size: str) -> list[RunSpec]:
             for seed in range(1, 4):
                 ia = _random_args(n_regions, n_jobs, 8, 4, max_arrival_s=3600.0)
                 out.append(RunSpec("gap", "random", label, seed, "p2:cpsat", ia, {"time_limit": 120, "bracket": True}))
-                for p in POLICIES:
+                for p in GAP_POLICIES:
                     out.append(RunSpec("gap", "random", label, seed, f"sim:{p}", ia))
     return out
 

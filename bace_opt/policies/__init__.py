@@ -1,4 +1,4 @@
-"""Online scheduling policies: BACE-Pipe, its ablations, price-pack and the paper's baselines.
+"""Online scheduling policies: BACE-Pipe, its ablations, price-pack, select-pack and the paper's baselines.
 
 ``make_policy(name, **options)`` builds one by name (``registry``; also ``"package.module:Class"``);
 ``available()`` lists the names; ``describe(name)`` gives a one-line description.  Every policy follows the
@@ -9,7 +9,7 @@ The exact-P1 reference policy (``exact-p1``) lives with the exact models, ``bace
 The modules, in import order: ``base`` (the residual resources), ``contract``, ``priority``, ``pathfinder``,
 ``plans``, ``allocators``, ``chain_tables``, ``chain_search``, ``greedy_chains``, the incremental queue
 (``queue_data``, ``queue_state``, ``queue_hol``, ``queue``), ``ordered``, ``bace_pipe``, ``baselines``,
-``price_pack``, ``registry``.
+``price_pack``, ``select_pack``, ``registry``.
 """
 from __future__ import annotations
 

@@ -74,6 +74,11 @@ class PricePack(OrderedPolicy):
         self.max_regions, self.max_evals, self.via, self.k_routes = max_regions, max_evals, via, k_routes
         self._bace = BacePipe(via=via, k_routes=k_routes)
 
+    @property
+    def bace(self) -> BacePipe:
+        """BACE-Pipe on the same routes: its order is a starting order, its decision the floor."""
+        return self._bace
+
     # ------------------------------------------------------------------ one job
     def place(self, job: Job, state: ClusterState, rates: dict[str, float] | None = None) -> JobPlan | None:
         if self.chains == "bace":
@@ -84,30 +89,41 @@ class PricePack(OrderedPolicy):
     def decide(self, now: float, queue: Sequence[Job], state: ClusterState) -> list[JobPlan]:
         if not queue:
             return []
-        inst = state.inst
         base = self._bace.decide(now, queue, state)
-        packer = _Packer(self, state, queue)
+        packer = Packer(self, state, queue)
+        best = self.starting_best(packer, queue, state, base)
+        if self.search:
+            best = packer.improve(best)
+        return self.floor(packer, best, base, state)
+
+    def starting_best(self, packer: "Packer", queue: Sequence[Job], state: ClusterState,
+                      base: list[JobPlan]) -> tuple[tuple[int, float], tuple]:
+        """The best of the starting orders (module doc): ((-jobs, cost), order of job names)."""
+        inst = state.inst
         starts = [self.initial_order(queue, state)]
         if self.search:
-            starts += [self._bace.ordered(queue, state), _set_first(queue, {p.name for p in base}, state)]
-        if self.search:
+            starts += [self._bace.ordered(queue, state), set_first(queue, {p.name for p in base}, state)]
             # select, then pack: the set the smallest-and-cheapest-first packing starts, re-packed long jobs
             # first (the selection of the most jobs at least cost, then the cheap GPUs to the long jobs)
             small = sorted(queue, key=lambda j: (j.stages * j.gpus_per_stage, cost_weight(j), inst.job_index[j.name]))
             chosen = {p.name for p in packer.plans(tuple(j.name for j in small))}
-            starts += [small, _set_first(queue, chosen, state)]
+            starts += [small, set_first(queue, chosen, state)]
         best = None
         for order in starts:
             names = tuple(j.name for j in order)
             sc = packer.score(names)
-            if best is None or _better(sc, best[0]):
+            if best is None or better(sc, best[0]):
                 best = (sc, names)
-        if self.search:
-            best = packer.improve(best)
+        return best
+
+    @staticmethod
+    def floor(packer: "Packer", best, base: list[JobPlan], state: ClusterState) -> list[JobPlan]:
+        """The plans of ``best``, or BACE-Pipe's decision ``base`` if it starts more jobs or costs less."""
+        inst = state.inst
         (neg_n, cost), names = best
         plans = packer.plans(names)
         base_cost = sum(plan_cost(inst, inst.job(p.name), p)[0] for p in base)
-        if _better((-len(base), base_cost), (-len(plans), cost)):
+        if better((-len(base), base_cost), (-len(plans), cost)):
             return list(base)          # never fewer jobs (nor a dearer decision) than BACE-Pipe's
         return plans
 
@@ -123,12 +139,12 @@ def cost_weight(job: Job) -> float:
     return job.iterations * (job.microbatches + job.stages - 1) * job.stage_time_s * job.gpus_per_stage
 
 
-def _set_first(queue, names, state):
+def set_first(queue, names, state):
     idx = state.inst.job_index
     return sorted(queue, key=lambda j: (j.name not in names, -cost_weight(j), idx[j.name]))
 
 
-class _Packer:
+class Packer:
     """Packs orders of jobs on copies of one state; caches every prefix's residual, plans and cost.
 
     A job with no placement on the decision state has none on any residual of it (``_place``), so it is
@@ -143,6 +159,8 @@ class _Packer:
         self.rates: dict[int, dict] = {}
         self.first: dict[str, JobPlan | None] = {}
         self.evals = 0
+        self.memo: dict[tuple, JobPlan | None] = {}
+        self.misses = 0
 
     def _rates(self, job: Job) -> dict:
         """``stage_rates``: the job enters it only through its GPUs per stage (the same float expression)."""
@@ -152,7 +170,7 @@ class _Packer:
             r = self.rates[g] = stage_rates(job, self.state)
         return r
 
-    def _first(self, name: str) -> JobPlan | None:
+    def first_plan(self, name: str) -> JobPlan | None:
         """The job's placement on the decision state."""
         first = self.first.get(name, False)
         if first is False:
@@ -161,7 +179,7 @@ class _Packer:
         return first
 
     def _prefix(self, names: tuple) -> tuple[Residual, tuple, float]:
-        return self._packed(tuple(n for n in names if self._first(n) is not None))
+        return self._packed(tuple(n for n in names if self.first_plan(n) is not None))
 
     def _packed(self, names: tuple) -> tuple[Residual, tuple, float]:
         """Pack ``names`` (jobs with a placement on the decision state) in order, from the longest cached
@@ -174,10 +192,12 @@ class _Packer:
         while names[:k] not in cache:
             k -= 1
         res, plans, cost = cache[names[:k]]
+        free = sum(res.free_gpus.values())     # a job needing more GPUs than are free has no placement
         for i in range(k, len(names)):
             job = self.jobs[names[i]]
-            plan = self._place(job, res)
+            plan = self._place(job, res) if job.gpus <= free else None
             if plan is not None:
+                free -= job.gpus
                 res = res.copy()
                 res.commit(job, plan)
                 plans = plans + (plan,)
@@ -192,12 +212,23 @@ class _Packer:
         only when it does not fit is the search run again.  (With ``via="routes"`` a chain's hops take their
         routes first-fit, so in rare cases a residual admits a chain the decision state's first fit missed;
         the packing skips such a job all the same: that is this heuristic's rule, not an exact property.)"""
-        first = self._first(job.name)
+        first = self.first_plan(job.name)
         if first is None:
             return None
         if res.fits(job, first) is None:
             return first
-        return self.pol.place(job, res, self._rates(job))
+        if self.pol.chains != "enum":
+            return self.pol.place(job, res, self._rates(job))
+        # ``cheapest_placement`` reads a residual only through the job's hosting regions' free stages (each
+        # capped at S_j) and the links' residual bandwidth: residuals equal in those give the same plan
+        S = job.stages
+        key = (job.name, tuple((r, n if n < S else S) for r, n in host_stages(job, res).items()),
+               res.free_link_gbps)
+        hit = self.memo.get(key, False)
+        if hit is False:
+            self.misses += 1
+            hit = self.memo[key] = self.pol.place(job, res, self._rates(job))
+        return hit
 
     def score(self, names: tuple) -> tuple[int, float]:
         self.evals += 1
@@ -207,19 +238,21 @@ class _Packer:
     def plans(self, names: tuple) -> list[JobPlan]:
         return list(self._prefix(names)[1])
 
-    def improve(self, best):
-        """First-improvement over pair swaps and moves-to-front, within ``max_evals`` packings."""
+    def improve(self, best, until: int | None = None):
+        """First-improvement over pair swaps and moves-to-front, until ``until`` packings in all (default
+        ``max_evals``)."""
         sc, names = best
         n = len(names)
+        until = self.pol.max_evals if until is None else until
         improved = True
-        while improved and self.evals < self.pol.max_evals:
+        while improved and self.evals < until:
             improved = False
             for i, k in itertools.combinations(range(n), 2):
-                if self.evals >= self.pol.max_evals:
+                if self.evals >= until:
                     break
                 for cand in (_swap(names, i, k), names[:i] + (names[k],) + names[i:k] + names[k + 1:]):
                     c = self.score(cand)
-                    if _better(c, sc):
+                    if better(c, sc):
                         sc, names, improved = c, cand, True
                         break
                 if improved:
@@ -227,7 +260,7 @@ class _Packer:
         return sc, names
 
 
-def _better(a: tuple[int, float], b: tuple[int, float]) -> bool:
+def better(a: tuple[int, float], b: tuple[int, float]) -> bool:
     """(-jobs, cost) ``a`` strictly better than ``b`` (cost beyond a relative 1e-12)."""
     return a[0] < b[0] or (a[0] == b[0] and a[1] < b[1] - 1e-12 * max(1.0, abs(b[1])))
 

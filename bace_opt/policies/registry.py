@@ -24,6 +24,7 @@ from .contract import check_policy
 from .ordered import HOL, ORDERS
 from .pathfinder import PREFER, SEED_RULES, VIA
 from .price_pack import CHAINS, ORDERS as PACK_ORDERS, PricePack
+from .select_pack import SelectPack
 
 
 class ByPath:
@@ -122,6 +123,9 @@ REGISTRY: dict[str, tuple[Callable, str]] = {
                             "ablation: BACE-Pipe's priority order instead of the cost order"),
     "price-pack-no-search": (lambda **kw: PricePack(**{"name": "price-pack-no-search", "search": False, **kw}),
                              "ablation: no local search over the packing order"),
+    "select-pack": (lambda **kw: SelectPack(**kw),
+                    "price-pack with a selection step: the most jobs, then the cheapest set of them (knapsack and "
+                    "swap search), then packed long jobs first (never fewer jobs than BACE-Pipe)"),
     "fifo": (fifo, "BACE-Pipe placement in FIFO order with head-of-line blocking"),
     "lcf": (lcf, "baseline: single region, cheapest with room (FIFO)"),
     "ldf": (ldf, "baseline: single region, most free GPUs (FIFO)"),
@@ -151,6 +155,8 @@ POLICY_OPTIONS: dict[str, dict[str, Opt]] = {
     **{n: _BACE for n in ("bace-pipe", "bace-pipe-no-priority", "bace-pipe-no-pathfinder", "bace-pipe-no-costmin",
                           "fifo")},
     **{n: _PACK for n in ("price-pack", "price-pack-no-enum", "price-pack-no-order", "price-pack-no-search")},
+    "select-pack": {**_PACK, "sel_evals": Opt("int", ge=0, le=10**6, help="packings of the selection's set search"),
+                    "knapsack": Opt("bool", help="the knapsack's proposal of a set")},
     "lcf": _ORDERED, "ldf": _ORDERED,
     "cr-lcf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
     "cr-ldf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
