@@ -122,8 +122,8 @@ class DynamicOptions:
         if not (self.holding_s > 0 and math.isfinite(self.holding_s)):
             probs.append(f"holding must be > 0 s, got {self.holding_s}")
         if not 1 <= self.requests <= MAX_REQUESTS:
-            probs.append(f"requests must be in 1..{MAX_REQUESTS:,} per seed (about two minutes per 10^7 at the "
-                         f"measured 130k requests per CPU-second), got {self.requests:,}")
+            probs.append(f"requests must be in 1..{MAX_REQUESTS:,} per seed (10^8 requests take about 5-10 "
+                         f"CPU-minutes), got {self.requests:,}")
         if not 0 <= self.warmup <= MAX_REQUESTS:
             probs.append(f"warmup must be in 0..{MAX_REQUESTS:,}, got {self.warmup:,}")
         if self.k is not None and self.k < 1:
