@@ -27,6 +27,7 @@ from .rsa import RsaPolicy
 from .spectrum import Lightpath, SpectrumGrid
 
 CHUNK = 8192
+INF = math.inf
 HOLD_MODES = ("clip", "redraw")
 
 
@@ -106,16 +107,19 @@ def ff_loop(state: State, chunks, n: int, table, tick: Callable | None = None) -
     push, pop = heapq.heappush, heapq.heappop
     blocked = 0
     seq = state.seq
+    nxt = heap[0][0] if heap else INF
     left = n
     while left > 0:
         t_l, k_l, h_l, keys = state.take(chunks, left)
         left -= len(t_l)
         state.count(keys)
         for t, key, hold in zip(t_l, k_l, h_l):
-            while heap and heap[0][0] <= t:
-                _, _, ls, mask = pop(heap)
-                for e in ls:
-                    occ[e] ^= mask
+            if nxt <= t:                              # departures first
+                while heap and heap[0][0] <= t:
+                    _, _, ls, mask = pop(heap)
+                    for e in ls:
+                        occ[e] ^= mask
+                nxt = heap[0][0] if heap else INF
             for ls, wm, steps in table[key]:
                 o = 0
                 for e in ls:
@@ -128,7 +132,10 @@ def ff_loop(state: State, chunks, n: int, table, tick: Callable | None = None) -
                     for e in ls:
                         occ[e] |= mask
                     seq += 1
-                    push(heap, (t + hold, seq, ls, mask))
+                    end = t + hold
+                    push(heap, (end, seq, ls, mask))
+                    if end < nxt:
+                        nxt = end
                     break
             else:
                 blocked += 1
@@ -147,16 +154,19 @@ def across_loop(state: State, chunks, n: int, table, last: bool, across: bool, t
     push, pop = heapq.heappush, heapq.heappop
     blocked = 0
     seq = state.seq
+    nxt = heap[0][0] if heap else INF
     left = n
     while left > 0:
         t_l, k_l, h_l, keys = state.take(chunks, left)
         left -= len(t_l)
         state.count(keys)
         for t, key, hold in zip(t_l, k_l, h_l):
-            while heap and heap[0][0] <= t:
-                _, _, ls, mask = pop(heap)
-                for e in ls:
-                    occ[e] ^= mask
+            if nxt <= t:
+                while heap and heap[0][0] <= t:
+                    _, _, ls, mask = pop(heap)
+                    for e in ls:
+                        occ[e] ^= mask
+                nxt = heap[0][0] if heap else INF
             best = best_f = 0
             for ls, wm, steps in table[key]:
                 o = 0
@@ -178,7 +188,10 @@ def across_loop(state: State, chunks, n: int, table, last: bool, across: bool, t
             for e in bls:
                 occ[e] |= best
             seq += 1
-            push(heap, (t + hold, seq, bls, best))
+            end = t + hold
+            push(heap, (end, seq, bls, best))
+            if end < nxt:
+                nxt = end
         if tick is not None:
             tick(len(t_l))
     state.seq = seq
