@@ -53,7 +53,11 @@ class PathTable:
         """Write atomically; never over an input (bace_opt.files)."""
         from ..files import atomic_write, check_output
         check_output(str(path), option="--export-paths", inputs=inputs)
-        atomic_write(str(path), json.dumps(self.to_dict(network), indent=1) + "\n")
+        d = self.to_dict(network)
+        pairs = d.pop("pairs")
+        head = json.dumps(d)[:-1]            # one pair per line: small and diffable
+        body = ",\n  ".join(json.dumps(e, separators=(",", ":")) for e in pairs)
+        atomic_write(str(path), f'{head}, "pairs": [\n  {body}\n]}}\n')
 
     @staticmethod
     def from_dict(network: OpticalNetwork, data: Any, source: str = "path table") -> "PathTable":
