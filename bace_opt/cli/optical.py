@@ -163,6 +163,7 @@ _SIM_DEFAULTS = dict(holding=1.0, requests=100_000, seed=1, seeds=5, policy=["ks
 def _simulate_settings(args) -> None:
     """Fill the options not given from the scenario, then from the defaults; check every number."""
     from ..optical.dynamic import MAX_REQUESTS
+    mode_given = args.truncate_mode is not None
     if args.scenario is not None:
         from ..optical.scenarios import scenario
         for key, v in scenario(args.scenario).items():
@@ -189,8 +190,8 @@ def _simulate_settings(args) -> None:
     check_range("--seed", args.seed, ge=0)
     check_range("--seeds", args.seeds, ge=1, le=MAX_SEEDS)
     check_range("--truncate", args.truncate, gt=0)
-    if args.truncate is None and args.truncate_mode == "redraw" and "--truncate-mode" in sys.argv:
-        raise InputError("--truncate-mode redraw: give --truncate X as well")
+    if args.truncate is None and mode_given:
+        raise InputError(f"--truncate-mode {args.truncate_mode}: give --truncate X as well")
 
 
 class _Progress:
