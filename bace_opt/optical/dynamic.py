@@ -59,6 +59,8 @@ def erlang_b(servers: int, load_erlang: float) -> float:
 #: the most requests a run takes per seed (10^12 was accepted before: a 47-day run with no progress output);
 #: 10^8 requests are about 5-10 CPU-minutes at the measured speed (benchmarks/bench_optical.py)
 MAX_REQUESTS = 100_000_000
+#: the largest request size (slots or Gbit/s) a run takes
+MAX_SIZE = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,8 @@ class RequestSizes:
         except ValueError:
             raise InputError(f"request sizes must be fixed:N, uniform:A:B (slots) or gbps:A:B (Gbit/s), "
                              f"got {text!r}") from None
-        if not (1 <= s.lo <= s.hi):
-            raise InputError(f"request sizes {text!r}: need 1 <= A <= B")
+        if not (1 <= s.lo <= s.hi <= MAX_SIZE):
+            raise InputError(f"request sizes {text!r}: need 1 <= A <= B <= {MAX_SIZE:,}")
         return s
 
     def __str__(self) -> str:
