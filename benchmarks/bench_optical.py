@@ -10,7 +10,7 @@ Memory: Python's peak traced allocation (``tracemalloc``) of one KSP-FF run at 2
 measured requests: the stream is drawn in chunks and only active lightpaths are held, so the peak must not grow
 with N.
 
-Run:  python -m benchmarks.bench_optical [--seeds 5] [--policies ksp-ff ff-ksp] [--memory-requests 20000]
+Run:  python -m benchmarks.bench_optical [--seeds 5] [--policies ksp-ff ff-ksp] [--memory-requests 100000]
 Writes benchmarks/results/optical-speed.md (replaced atomically) and prints it with the machine's load.
 """
 from __future__ import annotations
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=5, help="seeds per load (default 5)")
     ap.add_argument("--policies", nargs="+", default=["ksp-ff", "ff-ksp"])
-    ap.add_argument("--memory-requests", type=int, default=20_000, help="N of the memory check (default 20000)")
+    ap.add_argument("--memory-requests", type=int, default=100_000, help="N of the memory check (default 100000)")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     lines = [f"# Optical event loop: speed and memory (python -m benchmarks.bench_optical)", "",

@@ -286,6 +286,7 @@ def xlron_report(ok) -> list[str]:
         x = _extra(xr)
         t = x.pivot_table(index="load_erlang", columns="policy", values="blocking", aggfunc="first")
         hw = x.pivot_table(index="load_erlang", columns="policy", values="half_width", aggfunc="first")
+        per_seed = {(lo, po): tuple(v) for lo, po, v in zip(x["load_erlang"], x["policy"], x["per_seed"])}
         rows = []
         for load in t.index:
             pub = XLRON_KSP_FF.get(float(load))
@@ -296,10 +297,9 @@ def xlron_report(ok) -> list[str]:
                 r["KSP-FF vs published"] = f"{100 * (t.loc[load, 'ksp-ff'] / pub - 1):+.1f} %"
             if "ff-ksp" in t.columns and "ksp-ff" in t.columns:
                 r["FF-KSP vs KSP-FF"] = f"{100 * (t.loc[load, 'ff-ksp'] / t.loc[load, 'ksp-ff'] - 1):+.1f} %"
-            if "ksp-lf" in t.columns and "ksp-ff" in t.columns:
-                same = x[(x["load_erlang"] == load) & (x["policy"] == "ksp-lf")]["per_seed"].iloc[0] == \
-                    x[(x["load_erlang"] == load) & (x["policy"] == "ksp-ff")]["per_seed"].iloc[0]
-                r["KSP-LF = KSP-FF per seed"] = "yes" if same else "no"
+            lf, ff = per_seed.get((load, "ksp-lf")), per_seed.get((load, "ksp-ff"))
+            if lf is not None and ff is not None:
+                r["KSP-LF = KSP-FF per seed"] = "yes" if lf == ff else "no"
             rows.append(r)
         seeds, req = int(x["seeds"].iloc[0]), int(x["requests_per_seed"].iloc[0])
         cpu = x["cpu_s"].sum()
