@@ -143,6 +143,7 @@ def test_a_broken_path_table_is_refused_with_the_field(tmp_path):
     (["--load", "100", "--requests", "0"], "--requests: requests must be in 1..100,000,000 per seed"),
     ([], "--load: give one or more loads in Erlang (or a --scenario)"),
     (["--load", "10", "--truncate-mode", "redraw"], "--truncate-mode redraw: give --truncate X as well"),
+    (["--load", "10", "20", "--requests", "100000000", "--seeds", "100"], "at most 10,000,000,000 per command"),
 ])
 def test_bad_simulate_input_is_one_message_and_exit_2(cli, args, msg):
     r = cli("optical", "simulate", *args)

@@ -7,7 +7,8 @@
         (--json: with every seed's value).  A scenario sets every option; options given as well override it.
         --export-paths F.json writes the candidate path table, --paths F.json reads one (docs/formats.md).
         Progress: a line on stderr every 5 s when stderr is a terminal (or with --progress); Ctrl-C or
-        SIGTERM stops within a second and, with --json, prints the finished seeds first.
+        SIGTERM stops within a second and, with --json, prints the finished seeds first.  Bounds: at most
+        10^8 requests per seed, 10^10 per command (all loads, policies and seeds; about 8 CPU-hours).
     bace-opt optical cba --workload llama3-8b --schedule gpipe --microbatches 64 --iterations 20 --seed 1
         CBA against its baselines (KSP-FF, SD-FF, each with and without CBA) on NSFNET
     bace-opt optical exact --workload llama3-8b ... --solver highs|cpsat
@@ -29,6 +30,7 @@ from ._args import check_range, finite_float, int_arg
 
 MAX_SLOTS = 100_000
 MAX_SEEDS = 10_000
+MAX_TOTAL = 10_000_000_000     # requests per command, all loads, policies and seeds
 
 
 def _topology_args(p, slots_default=80, k_default=4):
@@ -189,6 +191,10 @@ def _simulate_settings(args) -> None:
         raise InputError(f"--warmup: must be in 0..{MAX_REQUESTS:,}, got {args.warmup:,}")
     check_range("--seed", args.seed, ge=0)
     check_range("--seeds", args.seeds, ge=1, le=MAX_SEEDS)
+    total = len(args.load) * len(args.policy) * args.seeds * (args.warmup + args.requests)
+    if total > MAX_TOTAL:
+        raise InputError(f"--requests: loads x policies x seeds x (warm-up + requests) = {total:,} requests; at most "
+                         f"{MAX_TOTAL:,} per command (about 8 CPU-hours for KSP-FF)")
     check_range("--truncate", args.truncate, gt=0)
     if args.truncate is None and mode_given:
         raise InputError(f"--truncate-mode {args.truncate_mode}: give --truncate X as well")
