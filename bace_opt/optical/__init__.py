@@ -22,10 +22,13 @@ from .checker import LightpathRecord, check_lightpaths, record_of
 from .dynamic import (BlockingEstimate, DynamicOptions, RequestSizes, erlang_b, estimate, simulate_dynamic, sweep,
                       sweep_frame)
 from .network import load_topology, nsfnet_path, single_link
+from .paths import PathTable
 from .rsa import RSA_POLICIES, get_rsa_policy
+from .scenarios import SCENARIOS, XLRON_KSP_FF
 from .spectrum import Lightpath, SpectrumGrid
 
 __all__ = ["BlockingEstimate", "CBA_MODULATION", "DynamicOptions", "Fibre", "Lightpath", "LightpathRecord",
-           "Modulation", "OpticalNetwork", "Path", "REACH_TABLE", "RSA_POLICIES", "RequestSizes", "SpectrumGrid",
+           "Modulation", "OpticalNetwork", "Path", "PathTable", "REACH_TABLE", "RSA_POLICIES", "RequestSizes",
+           "SCENARIOS", "SpectrumGrid", "XLRON_KSP_FF",
            "check_lightpaths", "erlang_b", "estimate", "get_rsa_policy", "load_topology", "network_from_dict",
            "nsfnet_path", "parse_optical", "record_of", "simulate_dynamic", "single_link", "sweep", "sweep_frame"]
