@@ -172,7 +172,7 @@ def test_cli_simulate_prints_blocking_with_interval(cli, tmp_path):
 def test_cli_bad_input_is_one_clear_message(cli, tmp_path):
     topo = _topology_file(tmp_path)
     r = cli("optical", "simulate", "--topology", topo, "--load", "-3", "--requests", "100")
-    assert r.returncode == 2 and "load must be > 0" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "--load: must be > 0, got -3" in r.stderr and "Traceback" not in r.stderr
     r = cli("optical", "simulate", "--topology", topo, "--load", "3", "--sizes", "lots")
     assert r.returncode == 2 and "request sizes must be" in r.stderr
     r = cli("optical", "simulate", "--topology", tmp_path / "nope.txt", "--load", "3")

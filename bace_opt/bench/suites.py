@@ -235,7 +235,8 @@ def _optical(size: str) -> list[RunSpec]:
             for seed in c["seeds"]:
                 for s in schemes:
                     out.append(RunSpec("optical", "optical", f"llama3-8b-{sch}-64-bg{bg}", seed, f"optical-cba:{s}", ia))
-    return out
+    from .optical import xlron_specs      # XLRON's published KSP-FF curve and CBA in its setting (issue 31)
+    return out + xlron_specs(size)
 
 
 # ---------------------------------------------------------------------- regimes: where the paper's claims hold

@@ -2,7 +2,13 @@
 
     bace-opt optical simulate --topology nsfnet --slots 100 --k 5 --load 100 200 300 --holding 1 \\
                               --requests 100000 --sizes uniform:1:8 --seed 1 [--seeds 5] [--plot F.png] [-o F.csv]
+    bace-opt optical simulate --scenario xlron-nsfnet-ksp [--policy ksp-ff ff-ksp] [--json]
         dynamic RSA blocking experiment; one row per (policy, load): blocking and its 95 % confidence interval
+        (--json: with every seed's value).  A scenario sets every option; options given as well override it.
+        --export-paths F.json writes the candidate path table, --paths F.json reads one (docs/formats.md).
+        Progress: a line on stderr every 5 s when stderr is a terminal (or with --progress); Ctrl-C or
+        SIGTERM stops within a second and, with --json, prints the finished seeds first.  Bounds: at most
+        10^8 requests per seed, 10^10 per command (all loads, policies and seeds; about 8 CPU-hours).
     bace-opt optical cba --workload llama3-8b --schedule gpipe --microbatches 64 --iterations 20 --seed 1
         CBA against its baselines (KSP-FF, SD-FF, each with and without CBA) on NSFNET
     bace-opt optical exact --workload llama3-8b ... --solver highs|cpsat
@@ -13,10 +19,18 @@
 """
 from __future__ import annotations
 
+import argparse
 import json
+import sys
+import time
 from pathlib import Path
 
 from ..errors import InputError
+from ._args import check_range, finite_float, int_arg
+
+MAX_SLOTS = 100_000
+MAX_SEEDS = 10_000
+MAX_TOTAL = 10_000_000_000     # requests per command, all loads, policies and seeds
 
 
 def _topology_args(p, slots_default=80, k_default=4):
@@ -24,11 +38,14 @@ def _topology_args(p, slots_default=80, k_default=4):
                    help="nsfnet, a .txt link list, a .gml, a JSON optical section or an instance with one")
     p.add_argument("--data", default=None, metavar="DIR",
                    help="a raw data folder (docs/data.md); default: the tables shipped with the package")
-    p.add_argument("--slots", type=int, default=None, help=f"frequency slots per link (default {slots_default})")
-    p.add_argument("--guard", type=int, default=None, help="guard slots per lightpath (default 1)")
-    p.add_argument("--k", type=int, default=None, help=f"candidate paths per pair (default {k_default})")
-    p.add_argument("--reach-table", action="store_true",
-                   help="choose the modulation by path length (BPSK..16QAM) instead of a fixed 64QAM at 75 Gbit/s")
+    p.add_argument("--slots", type=int_arg, default=None,
+                   help=f"frequency slots per link, 1..{MAX_SLOTS} (default {slots_default})")
+    p.add_argument("--guard", type=int_arg, default=None, help="guard slots per lightpath (default 1)")
+    p.add_argument("--k", type=int_arg, default=None, help=f"candidate paths per pair, 1..100 (default {k_default})")
+    p.add_argument("--reach-table", nargs="?", const="deeprmsa", default=None, metavar="deeprmsa|NAME:SE:KM,...",
+                   help="choose the modulation by path length: DeepRMSA's table (BPSK / QPSK <= 2500 km / 8QAM <= "
+                        "1250 / 16QAM <= 625; the default when no value is given) or your own, e.g. "
+                        "QPSK:2:2500,16QAM:4:625; without it one fixed format, 64QAM at 75 Gbit/s per slot")
 
 
 def add_parser(sub):
@@ -37,26 +54,41 @@ def add_parser(sub):
     osub = p.add_subparsers(dest="optical_command", metavar="SUBCOMMAND")
 
     s = osub.add_parser("simulate", help="dynamic RSA simulation: blocking probability versus load")
+    s.add_argument("--scenario", default=None, metavar="NAME",
+                   help="a named setting that sets every option below (xlron-nsfnet-ksp: XLRON's KSP-FF curve on "
+                        "NSFNET); options given as well override it")
     _topology_args(s, 80, 4)
-    s.add_argument("--load", type=float, nargs="+", required=True, metavar="ERLANG", help="offered load(s)")
-    s.add_argument("--holding", type=float, default=1.0, metavar="S", help="mean holding time (default 1 s)")
-    s.add_argument("--requests", type=int, default=100_000, help="measured requests per seed (default 100000)")
-    s.add_argument("--warmup", type=int, default=None, help="requests discarded first (default requests / 10)")
-    s.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
-    s.add_argument("--seeds", type=int, default=5, help="independent runs per point for the interval (default 5)")
-    s.add_argument("--policy", nargs="+", default=["ksp-ff"], metavar="NAME",
-                   help="sp-ff sd-ff ksp-ff ksp-lf ksp-bf ksp-mu (default ksp-ff)")
-    s.add_argument("--sizes", default="fixed:1", help="fixed:N | uniform:A:B (slots) | gbps:A:B (default fixed:1)")
-    s.add_argument("--metric", default="length", choices=["length", "hops"], help="k shortest by length or hops")
-    s.add_argument("--order", default="length", choices=["length", "hops", "hops-per-se"],
+    s.add_argument("--load", type=finite_float, nargs="+", default=None, metavar="ERLANG",
+                   help="offered load(s), > 0 (required unless a scenario gives them)")
+    s.add_argument("--holding", type=finite_float, default=None, metavar="S", help="mean holding time (default 1 s)")
+    s.add_argument("--requests", type=int_arg, default=None,
+                   help="measured requests per seed, 1..100,000,000 (default 100000)")
+    s.add_argument("--warmup", type=int_arg, default=None, help="requests discarded first (default requests / 10)")
+    s.add_argument("--seed", type=int_arg, default=None, help="first seed, >= 0 (default 1)")
+    s.add_argument("--seeds", type=int_arg, default=None,
+                   help=f"independent runs per point for the interval, 1..{MAX_SEEDS} (default 5)")
+    s.add_argument("--policy", nargs="+", default=None, metavar="NAME",
+                   help="sp-ff sd-ff ksp-ff ksp-lf ksp-bf ff-ksp lf-ksp bf-ksp ksp-mu (default ksp-ff)")
+    s.add_argument("--sizes", default=None, help="fixed:N | uniform:A:B (slots) | gbps:A:B (default fixed:1)")
+    s.add_argument("--metric", default=None, choices=["length", "hops"], help="k shortest by length or hops")
+    s.add_argument("--order", default=None, choices=["length", "hops", "hops-per-se"],
                    help="candidate order (default length)")
+    s.add_argument("--tie", default=None, choices=["km", "xlron"],
+                   help="rule for equal-cost paths: km (by length, then node names; default) or xlron (XLRON's)")
+    s.add_argument("--paths", default=None, metavar="FILE.json", help="read the candidate paths from a path table")
+    s.add_argument("--export-paths", default=None, metavar="FILE.json", help="write the candidate path table")
     s.add_argument("--nodes", nargs="+", default=None, metavar="NODE",
                    help="datacentres: requests run between ordered pairs of these (default every node)")
-    s.add_argument("--directed", action="store_true", help="each direction of a link is a separate fibre")
-    s.add_argument("--truncate", type=float, default=None, metavar="X", help="cut holding times at X x the mean")
+    s.add_argument("--directed", action=argparse.BooleanOptionalAction, default=None,
+                   help="each direction of a link is a separate fibre (default: one shared fibre)")
+    s.add_argument("--truncate", type=finite_float, default=None, metavar="X",
+                   help="truncate holding times at X x the mean (X > 0)")
+    s.add_argument("--truncate-mode", default=None, choices=["clip", "redraw"],
+                   help="clip: cut at X x mean (default); redraw: drawn again until under it (DeepRMSA / XLRON)")
+    s.add_argument("--progress", action="store_true", help="progress lines on stderr even when it is no terminal")
     s.add_argument("--plot", metavar="FILE.png", help="draw blocking versus load")
     s.add_argument("-o", "--output", metavar="FILE.csv", help="write the table as CSV")
-    s.add_argument("--json", action="store_true", help="print JSON rows")
+    s.add_argument("--json", action="store_true", help="print JSON rows (with every seed's blocking)")
     s.set_defaults(func=run_simulate)
 
     for name, helptext in (("cba", "CBA against KSP-FF and SD-FF (with and without CBA) on the pipeline layer"),
@@ -81,7 +113,8 @@ def add_parser(sub):
 # ---------------------------------------------------------------------- helpers
 
 def load_network(args):
-    from ..optical import REACH_TABLE, load_topology, nsfnet_path
+    from ..instance.optical import parse_reach
+    from ..optical import load_topology, nsfnet_path
     topo = args.topology
     if topo == "nsfnet":
         path = nsfnet_path(args.data)
@@ -102,14 +135,14 @@ def load_network(args):
     if net is None:
         net = load_topology(path)
     kw = {}
-    for arg, fld, lo in (("slots", "slots_per_link", 1), ("guard", "guard_slots", 0), ("k", "k_paths", 1)):
+    for arg, fld, lo, hi in (("slots", "slots_per_link", 1, MAX_SLOTS), ("guard", "guard_slots", 0, MAX_SLOTS - 1),
+                             ("k", "k_paths", 1, 100)):
         v = getattr(args, arg)
         if v is not None:
-            if v < lo:
-                raise InputError(f"--{arg} must be >= {lo}, got {v}")
+            check_range(f"--{arg}", v, ge=lo, le=hi)
             kw[fld] = v
-    if getattr(args, "reach_table", False):
-        kw["modulations"] = REACH_TABLE
+    if getattr(args, "reach_table", None):
+        kw["modulations"] = parse_reach(args.reach_table, net.slot_ghz)
     if kw:
         from ..optical import network_from_dict
         net = network_from_dict(net.replace(**kw).to_dict(), f"--topology {topo}").replace(name=net.name)
@@ -125,37 +158,122 @@ def write_atomic(path: str, text: str, inputs=()) -> None:
 
 # ---------------------------------------------------------------------- simulate
 
+_SIM_DEFAULTS = dict(holding=1.0, requests=100_000, seed=1, seeds=5, policy=["ksp-ff"], sizes="fixed:1",
+                    metric="length", order="length", tie="km", directed=False, truncate_mode="clip")
+
+
+def _simulate_settings(args) -> None:
+    """Fill the options not given from the scenario, then from the defaults; check every number."""
+    from ..optical.dynamic import MAX_REQUESTS
+    mode_given = args.truncate_mode is not None
+    if args.scenario is not None:
+        from ..optical.scenarios import scenario
+        for key, v in scenario(args.scenario).items():
+            if key == "topology":
+                if args.topology == "nsfnet":
+                    continue
+            elif getattr(args, key) is None:
+                setattr(args, key, v)
+    for key, v in _SIM_DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, v)
+    if args.load is None:
+        raise InputError("--load: give one or more loads in Erlang (or a --scenario)")
+    for load in args.load:
+        check_range("--load", load, gt=0)
+    check_range("--holding", args.holding, gt=0)
+    if not 1 <= args.requests <= MAX_REQUESTS:
+        raise InputError(f"--requests: requests must be in 1..{MAX_REQUESTS:,} per seed (the bound: 10^8 requests "
+                         f"take about 5-10 CPU-minutes), got {args.requests:,}")
+    if args.warmup is None:
+        args.warmup = args.requests // 10
+    if not 0 <= args.warmup <= MAX_REQUESTS:
+        raise InputError(f"--warmup: must be in 0..{MAX_REQUESTS:,}, got {args.warmup:,}")
+    check_range("--seed", args.seed, ge=0)
+    check_range("--seeds", args.seeds, ge=1, le=MAX_SEEDS)
+    total = len(args.load) * len(args.policy) * args.seeds * (args.warmup + args.requests)
+    if total > MAX_TOTAL:
+        raise InputError(f"--requests: loads x policies x seeds x (warm-up + requests) = {total:,} requests; at most "
+                         f"{MAX_TOTAL:,} per command (about 8 CPU-hours for KSP-FF)")
+    check_range("--truncate", args.truncate, gt=0)
+    if args.truncate is None and mode_given:
+        raise InputError(f"--truncate-mode {args.truncate_mode}: give --truncate X as well")
+
+
+class _Progress:
+    """A line on stderr every ``every_s`` seconds: requests done of all, rate, time left (``tick(n)``)."""
+
+    def __init__(self, total: int, enabled: bool, every_s: float = 5.0):
+        self.total, self.enabled, self.every_s = total, enabled, every_s
+        self.done = 0
+        self.t0 = self.last = time.monotonic()
+
+    def tick(self, n: int) -> None:
+        self.done += n
+        now = time.monotonic()
+        if self.enabled and now - self.last >= self.every_s:
+            self.last = now
+            rate = self.done / max(now - self.t0, 1e-9)
+            left = (self.total - self.done) / rate if rate > 0 else float("inf")
+            print(f"optical simulate: {self.done:,} / {self.total:,} requests ({100 * self.done / self.total:.1f} %), "
+                  f"{rate:,.0f} per s, about {left / 60:.1f} min left", file=sys.stderr, flush=True)
+
+
 def run_simulate(args) -> int:
     from ..optical.dynamic import DynamicOptions, RequestSizes, sweep, sweep_frame
+    from ..optical.paths import PathTable
     from ..optical.rsa import get_rsa_policy
-    for flag, out in (("--plot", args.plot), ("-o", args.output)):
+    _simulate_settings(args)
+    for flag, out in (("--plot", args.plot), ("-o", args.output), ("--export-paths", args.export_paths)):
         if out and not Path(out).resolve().parent.is_dir():
             raise InputError(f"{flag} {out}: folder {Path(out).resolve().parent} does not exist")
+    inputs = [args.topology] + ([args.paths] if args.paths else [])
     net = load_network(args)
     for pol in args.policy:
         get_rsa_policy(pol)
-    if args.seeds < 1:
-        raise InputError(f"--seeds must be >= 1, got {args.seeds}")
+    table = PathTable.load(net, args.paths) if args.paths else None
     opt = DynamicOptions(load_erlang=args.load[0], holding_s=args.holding, requests=args.requests,
-                         warmup=args.requests // 10 if args.warmup is None else args.warmup,
-                         policy=args.policy[0], sizes=RequestSizes.parse(args.sizes), k=args.k,
+                         warmup=args.warmup, policy=args.policy[0], sizes=RequestSizes.parse(args.sizes), k=args.k,
                          metric=args.metric, order=args.order, directed=args.directed, truncate=args.truncate,
+                         truncate_mode=args.truncate_mode, tie=args.tie, path_table=table,
                          nodes=tuple(args.nodes) if args.nodes else None)
-    for load in args.load:
-        DynamicOptions(load_erlang=load)     # validates every load
+    if args.export_paths:
+        nodes = list(args.nodes) if args.nodes else list(net.nodes)
+        pairs = [(a, b) for a in nodes for b in nodes if a != b]
+        k = args.k or net.k_paths
+        exp = (PathTable({pr: table[pr][:k] for pr in pairs if pr in table}, table.rule) if table is not None
+               else PathTable.build(net, pairs, k, args.metric, args.order, args.tie))
+        exp.save(net, args.export_paths, inputs)
     seeds = range(args.seed, args.seed + args.seeds)
-    ests = sweep(net, opt, args.load, seeds, args.policy)
+    total = len(args.load) * len(args.policy) * len(seeds) * (args.warmup + args.requests)
+    prog = _Progress(total, args.progress or sys.stderr.isatty())
+    finished: list[dict] = []
+
+    def on_seed(o, run):
+        finished.append({"policy": o.policy, "load_erlang": o.load_erlang, "seed": run.seed, "blocking": run.blocking,
+                         "requests": run.offered, "cpu_s": run.cpu_s})
+    try:
+        ests = sweep(net, opt, args.load, seeds, args.policy, tick=prog.tick, on_seed=on_seed)
+    except KeyboardInterrupt:
+        if args.json:
+            print(json.dumps({"interrupted": True, "finished_seeds": finished}, indent=1), flush=True)
+        else:
+            print(f"optical simulate: stopped after {len(finished)} finished seed runs", file=sys.stderr)
+        raise
     df = sweep_frame(ests)
     if args.output:
-        write_atomic(args.output, df.to_csv(index=False), [args.topology])
+        write_atomic(args.output, df.drop(columns=["seed_list", "per_seed"]).to_csv(index=False), inputs)
     if args.plot:
         _plot_sweep(df, args.plot, f"{net.name or 'network'}: {net.slots_per_link} slots, k={args.k or net.k_paths}, "
                                    f"sizes {args.sizes}")
     if args.json:
         print(json.dumps([e.to_dict() for e in ests], indent=1))
         return 0
-    print(f"topology {net.name}: {len(net.nodes)} nodes, {len(net.fibres)} links, {net.slots_per_link} slots, "
-          f"guard {net.guard_slots}, k {args.k or net.k_paths}; sizes {args.sizes}; holding {args.holding:g} s; "
+    print(f"topology {net.name}: {len(net.nodes)} nodes, {len(net.fibres)} links"
+          f"{' (two one-way fibres each)' if args.directed else ''}, {net.slots_per_link} slots, guard "
+          f"{net.guard_slots}, k {args.k or net.k_paths} ({'path table ' + args.paths if args.paths else 'tie ' + args.tie}); "
+          f"sizes {args.sizes}; holding {args.holding:g} s"
+          f"{f' truncated at {args.truncate:g} x ({args.truncate_mode})' if args.truncate else ''}; "
           f"{args.requests} requests per seed after {opt.warmup} warm-up; seeds {seeds.start}..{seeds.stop - 1}")
     print(f"{'policy':<8} {'load_erlang':>11} {'blocking':>10} {'ci95_low':>10} {'ci95_high':>10} {'wall_s':>8}")
     for e in ests:

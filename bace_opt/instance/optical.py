@@ -20,10 +20,20 @@ inside an instance they must be region names.
 
 Candidate paths (eq. 2): the k shortest loop-free paths by total length (``metric="length"``) or the k
 fewest-hop paths (``metric="hops"``), then ordered by length, hops, or hops over spectral efficiency
-(``order``), ties by length then node names.  Computed once per (pair, options) and cached.
+(``order``).  Equal-cost paths follow a named tie rule (``TIE_RULES``):
+
+    km     (default) every path as short as the k-th by ``metric`` competes for the k places; ties by length,
+           then node names; the order of the fibres in the file never matters
+    xlron  XLRON's rule (xlron/environments/env_funcs.py, _get_k_shortest_paths and init_path_link_array):
+           networkx's first k simple paths of the *directed* graph (nodes in natural order, every fibre a->b in
+           natural order, then every b->a), sorted by (cost, nodes + 1, SHA-256 of the path written as a
+           Python list, labels of digits as integers), then stably by the ``order`` value alone
+
+Computed once per (pair, options) and cached.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -42,6 +52,7 @@ DEFAULT_K = 4
 KM_PER_S = 200_000.0          # light in fibre (2/3 c): propagation delay = length / 200,000 km/s
 METRICS = ("length", "hops")
 ORDERS = ("length", "hops", "hops-per-se")
+TIE_RULES = ("km", "xlron")
 
 
 @dataclass(frozen=True)
@@ -53,10 +64,49 @@ class Modulation:
 
 
 CBA_MODULATION = Modulation("64QAM", 75.0)
-# A reach table for the bit-rate request mode (our reading: the one optical-rl-gym / DeepRMSA use, spectral
-# efficiency x 12.5 GHz per slot, reach halving with every step up; docs/decisions.md).
-REACH_TABLE = (Modulation("BPSK", 12.5, 100_000.0), Modulation("QPSK", 25.0, 2_000.0),
-               Modulation("8QAM", 37.5, 1_000.0), Modulation("16QAM", 50.0, 500.0))
+# The reach table for the bit-rate request mode: DeepRMSA's modulation file as XLRON ships it
+# (xlron/data/modulations/modulations_deeprmsa.csv: BPSK 100,000 km, QPSK 2,500, 8QAM 1,250, 16QAM 625 km;
+# spectral efficiency 1-4 x 12.5 GHz per slot).  Before issue 31 this read 500 / 1,000 / 2,000 km and was
+# wrongly called DeepRMSA's (docs/decisions.md).
+REACH_TABLE = (Modulation("BPSK", 12.5, 100_000.0), Modulation("QPSK", 25.0, 2_500.0),
+               Modulation("8QAM", 37.5, 1_250.0), Modulation("16QAM", 50.0, 625.0))
+
+
+def parse_reach(text: str, slot_ghz: float = DEFAULT_SLOT_GHZ, option: str = "--reach-table") -> tuple[Modulation, ...]:
+    """A reach table from text: ``deeprmsa`` (REACH_TABLE) or ``NAME:SE:KM,...`` (SE = bit/s/Hz, capacity per
+    slot = SE x ``slot_ghz``; KM a number or ``inf``), e.g. ``BPSK:1:100000,QPSK:2:2500,8QAM:3:1250,16QAM:4:625``."""
+    t = str(text).strip()
+    if t.lower() == "deeprmsa":
+        return tuple(Modulation(m.name, m.gbps_per_slot / DEFAULT_SLOT_GHZ * slot_ghz, m.max_km) for m in REACH_TABLE)
+    out: list[Modulation] = []
+    for item in t.split(","):
+        parts = item.strip().split(":")
+        try:
+            if len(parts) != 3 or not parts[0]:
+                raise ValueError
+            se, km = float(parts[1]), float(parts[2])
+        except ValueError:
+            raise InputError(f"{option}: each entry must be NAME:SE:KM (e.g. 16QAM:4:625), or the whole value "
+                             f"'deeprmsa'; got {item.strip()!r}") from None
+        if not (math.isfinite(se) and 0 < se <= 64):
+            raise InputError(f"{option}: {parts[0]}: spectral efficiency must be in (0, 64] bit/s/Hz, got {parts[1]}")
+        if not km > 0 or math.isnan(km):
+            raise InputError(f"{option}: {parts[0]}: reach must be > 0 km (or inf), got {parts[2]}")
+        if any(m.name == parts[0] for m in out):
+            raise InputError(f"{option}: modulation {parts[0]!r} given twice")
+        out.append(Modulation(parts[0], se * slot_ghz, km))
+    return tuple(out)
+
+
+def natural_key(label: str):
+    """Labels of digits sort as numbers, before the others (which sort as text)."""
+    return (0, int(label), "") if label.isdigit() else (1, 0, label)
+
+
+def xlron_hash(nodes: Sequence[str]) -> int:
+    """XLRON's tie-break of equal-cost paths: SHA-256 of ``str(path)`` with its node ids (integers there)."""
+    ids = [int(n) if n.isdigit() else n for n in nodes]
+    return int(hashlib.sha256(str(ids).encode()).hexdigest(), 16)
 
 
 @dataclass(frozen=True)
@@ -134,8 +184,9 @@ class OpticalNetwork:
         return max(1, math.ceil(gbps / path.modulation.gbps_per_slot - 1e-9))
 
     def candidate_paths(self, src: str, dst: str, k: int | None = None, metric: str = "length",
-                        order: str = "length") -> tuple[Path, ...]:
-        """Eq. 2: up to k loop-free paths src -> dst (k shortest by ``metric``), ordered by ``order``.
+                        order: str = "length", tie: str = "km") -> tuple[Path, ...]:
+        """Eq. 2: up to k loop-free paths src -> dst (k shortest by ``metric``), ordered by ``order``, equal-cost
+        paths by the ``tie`` rule (module docstring).
 
         Paths whose length no modulation reaches are skipped.  Raises InputError for unknown nodes or options;
         an unreachable pair gives an empty tuple."""
@@ -144,6 +195,8 @@ class OpticalNetwork:
             raise InputError(f"path metric must be one of {', '.join(METRICS)}, got {metric!r}")
         if order not in ORDERS:
             raise InputError(f"path order must be one of {', '.join(ORDERS)}, got {order!r}")
+        if tie not in TIE_RULES:
+            raise InputError(f"path tie rule must be one of {', '.join(TIE_RULES)}, got {tie!r}")
         if k < 1:
             raise InputError(f"k (candidate paths) must be >= 1, got {k}")
         for n in (src, dst):
@@ -151,25 +204,69 @@ class OpticalNetwork:
                 raise InputError(f"node {n!r} is not in the optical network (nodes: {', '.join(self.nodes)})")
         if src == dst:
             raise InputError(f"a lightpath needs two different end nodes, got {src!r} twice")
-        key = (src, dst, k, metric, order)
+        key = (src, dst, k, metric, order, tie)
         hit = self._cache.get(key)
-        if hit is not None:
-            return hit
+        if hit is None:
+            hit = self._xlron_paths(src, dst, k, metric, order) if tie == "xlron" else \
+                self._km_paths(src, dst, k, metric, order)
+            self._cache[key] = hit
+        return hit
+
+    def _path(self, nodes) -> Path | None:
+        g = self.graph
+        length = sum(g.edges[u, v]["length_km"] for u, v in zip(nodes, nodes[1:]))
+        mod = self.modulation_for(length)
+        return None if mod is None else Path(tuple(nodes), length, mod)
+
+    def _km_paths(self, src, dst, k, metric, order) -> tuple[Path, ...]:
         g = self.graph
         out: list[Path] = []
         if nx.has_path(g, src, dst):
+            cost = (lambda p: p.length_km) if metric == "length" else (lambda p: p.hops)
+            found: list[Path] = []
             gen = nx.shortest_simple_paths(g, src, dst, weight="length_km" if metric == "length" else None)
-            for nodes in itertools.islice(gen, k):
-                length = sum(g.edges[u, v]["length_km"] for u, v in zip(nodes, nodes[1:]))
-                mod = self.modulation_for(length)
-                if mod is not None:
-                    out.append(Path(tuple(nodes), length, mod))
+            for nodes in gen:          # past the k-th path while paths cost as much: ties compete for places
+                p = Path(tuple(nodes), sum(g.edges[u, v]["length_km"] for u, v in zip(nodes, nodes[1:])),
+                         CBA_MODULATION)
+                if len(found) >= k and cost(p) > cost(found[k - 1]) + 1e-9:
+                    break
+                found.append(p)
+            found.sort(key=lambda p: (cost(p), p.length_km, p.hops, p.nodes))
+            for p in found[:k]:
+                q = self._path(p.nodes)
+                if q is not None:
+                    out.append(q)
         keyf = {"length": lambda p: (p.length_km, p.hops, p.nodes),
                 "hops": lambda p: (p.hops, p.length_km, p.nodes),
                 "hops-per-se": lambda p: (p.hops / p.modulation.gbps_per_slot, p.length_km, p.nodes)}[order]
-        res = tuple(sorted(out, key=keyf))
-        self._cache[key] = res
-        return res
+        return tuple(sorted(out, key=keyf))
+
+    @cached_property
+    def xlron_digraph(self) -> nx.DiGraph:
+        """The directed graph XLRON builds from its topology file: nodes in natural order, every fibre a->b
+        (ends and fibres in natural order), then every b->a."""
+        g = nx.DiGraph()
+        g.add_nodes_from(sorted(self.nodes, key=natural_key))
+        fib = sorted(((min(f.a, f.b, key=natural_key), max(f.a, f.b, key=natural_key), f.length_km)
+                      for f in self.fibres), key=lambda x: (natural_key(x[0]), natural_key(x[1])))
+        for a, b, km in fib:
+            g.add_edge(a, b, length_km=km)
+        for a, b, km in fib:
+            g.add_edge(b, a, length_km=km)
+        return g
+
+    def _xlron_paths(self, src, dst, k, metric, order) -> tuple[Path, ...]:
+        g = self.xlron_digraph
+        if not nx.has_path(g, src, dst):
+            return ()
+        w = "length_km" if metric == "length" else None
+        raw = list(itertools.islice(nx.shortest_simple_paths(g, src, dst, weight=w), k))
+        raw.sort(key=lambda p: (nx.path_weight(g, p, w) if w else len(p), len(p), xlron_hash(p)))
+        paths = [q for q in (self._path(p) for p in raw) if q is not None]
+        slot = self.slot_ghz
+        keyf = {"length": lambda p: p.length_km, "hops": lambda p: p.hops,
+                "hops-per-se": lambda p: p.hops / max(p.modulation.gbps_per_slot / slot, 1.0)}[order]
+        return tuple(sorted(paths, key=keyf))
 
     # ------------------------------------------------------------------ I/O
     def to_dict(self) -> dict[str, Any]:

@@ -78,6 +78,8 @@ class CbaConfig:
     label_fill: bool = False
     cb_weight: float = 2.0
     seed: int = 1
+    paths: str = "length"     # KSP-FF's candidates: "length" (k shortest by km) or "xlron" (XLRON's reference:
+    #                           k fewest hops ordered by hops / SE, XLRON's tie rule; issue 31)
 
     def __post_init__(self):
         probs = []
@@ -99,6 +101,8 @@ class CbaConfig:
             probs.append(f"need 1 <= bg_min <= bg_max, got {self.bg_min}, {self.bg_max}")
         if not (0.0 <= self.bg_prob <= 1.0):
             probs.append(f"bg_prob must be in [0, 1], got {self.bg_prob}")
+        if self.paths not in ("length", "xlron"):
+            probs.append(f"paths must be length or xlron, got {self.paths!r}")
         if not (self.bg_holding_s > 0 and 0 < self.mfu <= 1 and self.cb_weight >= 1):
             probs.append("bg_holding_s must be > 0, mfu in (0, 1], cb_weight >= 1")
         if probs:
@@ -241,7 +245,7 @@ def run_cba(network: OpticalNetwork, cfg: CbaConfig, record_batches: bool = Fals
     policy = get_rsa_policy(cfg.baseline)
     grid = SpectrumGrid(network)
     guard = network.guard_slots
-    paths = _candidate_paths(network, policy, bounds, grid)
+    paths = _candidate_paths(network, policy, bounds, grid, cfg.paths)
     pp_cands, pp_links = paths.pp_cands, paths.pp_links
 
     sizes = [cfg.initial_slots] * len(bounds)
@@ -329,20 +333,22 @@ class _Paths(NamedTuple):
     pp_links: list[list]
 
 
-def _candidate_paths(network: OpticalNetwork, policy, bounds, grid: SpectrumGrid) -> _Paths:
-    """The policy's candidate paths (its metric and order, at most ``max_paths``) for background and PP."""
-    metric, order = policy.paths or ("length", "length")
+def _candidate_paths(network: OpticalNetwork, policy, bounds, grid: SpectrumGrid, rule: str = "length") -> _Paths:
+    """The policy's candidate paths (its metric and order, at most ``max_paths``) for background and PP;
+    ``rule`` "xlron": KSP-FF takes XLRON's (fewest hops, by hops / SE, XLRON's tie rule)."""
+    metric, order = policy.paths or (("hops", "hops-per-se") if rule == "xlron" else ("length", "length"))
+    tie = "xlron" if rule == "xlron" and not policy.paths else "km"
     all_nodes = list(network.nodes)
     bg_pairs = [(a, b) for a in all_nodes for b in all_nodes if a != b]
     bg_cands = {}
     for a, b in bg_pairs:
-        ps = network.candidate_paths(a, b, metric=metric, order=order)
+        ps = network.candidate_paths(a, b, metric=metric, order=order, tie=tie)
         if policy.max_paths:
             ps = ps[:policy.max_paths]
         bg_cands[(a, b)] = ps
     pp_cands = []
     for k, a, b in bounds:
-        ps = network.candidate_paths(a, b, metric=metric, order=order)
+        ps = network.candidate_paths(a, b, metric=metric, order=order, tie=tie)
         if not ps:
             raise InputError(f"cba: datacentres {a!r} and {b!r} are not connected")
         pp_cands.append(ps[:policy.max_paths] if policy.max_paths else ps)

@@ -7,10 +7,18 @@ candidate order, eq. 2) and the block width each path needs (data + guard slots,
     SP-FF / SD-FF  the first candidate only (shortest path; by length = shortest distance), first fit
     KSP-FF         the first candidate path with a fitting block, first fit on it
     KSP-LF         as KSP-FF with last fit (highest free block)
-    KSP-BF         best fit over all candidates: the block sitting in the smallest free run that holds it
+    KSP-BF         the first candidate path with a fitting block, best fit on it: the block at the start of the
+                   smallest free run that holds it (XLRON's ksp_bf; before issue 31 this name meant BF-KSP)
+    FF-KSP         first fit across all candidates: the lowest first slot any candidate offers (ties: earlier
+                   candidate; XLRON's ff_ksp)
+    LF-KSP         last fit across all candidates: the highest first slot (ties: earlier candidate)
+    BF-KSP         best fit over all candidates: the block sitting in the smallest free run that holds it
                    (ties: earlier candidate, lower slot)
     KSP-MU         most used: among the candidate paths with a fit, the block whose slot index is used on the
                    most links of the network (ties: earlier candidate, lower slot)
+
+The names follow XLRON (docs/heuristic_evaluation.md): KSP-x tries paths in order and takes the first path
+with a fit; x-KSP searches every candidate for the globally best block.
 """
 from __future__ import annotations
 
@@ -61,8 +69,36 @@ class LastFit(RsaPolicy):
         return None
 
 
-class BestFit(RsaPolicy):
+class FirstFitAcross(RsaPolicy):
+    """FF-KSP (``last=False``) / LF-KSP (``last=True``): the globally lowest / highest first slot."""
+
+    def __init__(self, last: bool = False):
+        self.last = last
+        self.name = "lf-ksp" if last else "ff-ksp"
+
+    def choose(self, grid, links, widths):
+        best = None
+        fit = last_fit if self.last else first_fit
+        for i, ls in enumerate(links):
+            f = fit(grid.free_mask(ls), widths[i])
+            if f >= 0 and (best is None or (f > best[1] if self.last else f < best[1])):
+                best = (i, f)
+        return best
+
+
+class KspBestFit(RsaPolicy):
     name = "ksp-bf"
+
+    def choose(self, grid, links, widths):
+        for i, ls in enumerate(links):
+            f, _ = best_fit(grid.free_mask(ls), widths[i])
+            if f >= 0:
+                return i, f
+        return None
+
+
+class BestFit(RsaPolicy):
+    name = "bf-ksp"
 
     def choose(self, grid, links, widths):
         best = None
@@ -103,7 +139,7 @@ class MostUsed(RsaPolicy):
 
 
 def get_rsa_policy(name: str) -> RsaPolicy:
-    """A policy by its CLI name (sp-ff, sd-ff, ksp-ff, ksp-lf, ksp-bf, ksp-mu)."""
+    """A policy by its CLI name (RSA_POLICIES)."""
     n = name.lower()
     if n == "sp-ff":      # shortest path = fewest hops (ties: shorter)
         return FirstFit(n, max_paths=1, paths=("hops", "hops"))
@@ -114,10 +150,14 @@ def get_rsa_policy(name: str) -> RsaPolicy:
     if n == "ksp-lf":
         return LastFit()
     if n == "ksp-bf":
+        return KspBestFit()
+    if n == "bf-ksp":
         return BestFit()
+    if n in ("ff-ksp", "lf-ksp"):
+        return FirstFitAcross(last=n == "lf-ksp")
     if n == "ksp-mu":
         return MostUsed()
     raise InputError(f"RSA policy must be one of {', '.join(RSA_POLICIES)}, got {name!r}")
 
 
-RSA_POLICIES = ("sp-ff", "sd-ff", "ksp-ff", "ksp-lf", "ksp-bf", "ksp-mu")
+RSA_POLICIES = ("sp-ff", "sd-ff", "ksp-ff", "ksp-lf", "ksp-bf", "ff-ksp", "lf-ksp", "bf-ksp", "ksp-mu")
