@@ -49,8 +49,11 @@ def _citations(text: str) -> set[str]:
 
 
 def _results_files() -> list[str]:
+    """Every file under results/ but those .gitignore keeps out of the repository (a batch's lock file, lines set
+    aside from a damaged results file, scratch under tmp/): a working tree after a ``--results committed`` run."""
     return sorted(p.relative_to(RESULTS).as_posix() for p in RESULTS.rglob("*")
-                  if p.is_file() and p.name not in _IGNORED)
+                  if p.is_file() and p.name not in _IGNORED and p.suffix not in (".lock", ".damaged")
+                  and "tmp" not in p.relative_to(RESULTS).parts[:1])
 
 
 def _covered(path: str, cited: set[str]) -> bool:
