@@ -64,7 +64,7 @@ def test_area_overlaps_sum_to_the_run_time():
     inst = _small(2)
     data = area_data(inst)
     D = 60.0
-    m = build_area(data, D)
+    m = build_area(data, D, compact=False)
     use = {}
     for u, row in m["rows"].items():
         for c, v in row.items():
@@ -79,3 +79,11 @@ def test_area_overlaps_sum_to_the_run_time():
             assert sum(per_unit.values()) == pytest.approx(W * R, rel=1e-9)
             assert all(-1e-6 <= v <= W * D + 1e-6 for v in per_unit.values())
             assert per_unit.get(t, 0.0) == pytest.approx(W * min(D - phi, R), rel=1e-9, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_compact_form_is_the_same_relaxation(seed):
+    inst = _small(seed)
+    a = area_lower_bound(inst, SolveOptions(time_limit_s=20, threads=1), time_unit_s=5.0, mip=False, compact=False)
+    b = area_lower_bound(inst, SolveOptions(time_limit_s=20, threads=1), time_unit_s=5.0, mip=False, compact=True)
+    assert a["lower_bound_jct_s"] == pytest.approx(b["lower_bound_jct_s"], rel=1e-7)

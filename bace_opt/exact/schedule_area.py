@@ -61,8 +61,12 @@ def pick_unit(data: dict[str, Any], max_units: int) -> float:
     return UNITS_S[-1]
 
 
-def build_area(data: dict[str, Any], D: float):
-    """Columns and rows of P2.30-P2.34 as arrays: returns (cost, lo, hi, integer mask, rows, col_job)."""
+def build_area(data: dict[str, Any], D: float, compact: bool = True):
+    """Columns and rows of P2.30-P2.34: cost, lo, hi, integ (integer mask), rows {unit: {column: coef}},
+    col_job, links [(x, y, phi lo, phi hi, t)], eqs [(columns, coefs)] (= 0), H, cap.  ``compact``: the
+    full-unit overlaps of all starts t < u < t + q are written W Delta (z_{u-1} - z_{u-q}) with
+    z_v = sum_{t <= v} x_jt (continuous, defined by the rows eqs): the same polytope with O(1) instead of O(q)
+    entries per job and unit."""
     G, jobs = data["G"], data["jobs"]
     n = len(jobs)
     amax = max(a for a, _, _, _ in jobs)
@@ -79,10 +83,12 @@ def build_area(data: dict[str, Any], D: float):
         return len(cost) - 1
 
     links = []        # (x col, y col, phi lo, phi hi, unit t)
+    eqs = []
     for j, (a, W, R, _) in enumerate(jobs):
         q = int(math.floor(R / D))
         rho = R - D * q
         t0 = int(math.floor(a / D))
+        xs_at: dict[int, list[int]] = {}
         for t in range(t0, H):
             pmin = max(a - D * t, 0.0)
             for k, (p_lo, p_hi) in enumerate(((0.0, D - rho), (D - rho, D))):
@@ -91,6 +97,7 @@ def build_area(data: dict[str, Any], D: float):
                     continue
                 xc = col((D * t + R - a) / n, 0.0, 1.0, True, j)
                 yc = col(1.0 / n, 0.0, D, False, j)
+                xs_at.setdefault(t, []).append(xc)
                 links.append((xc, yc, p_lo, p_hi, t))
                 ov = {}        # unit -> (coef of x, coef of y) in GPU-seconds / W
                 if q == 0:     # the run lies in units t (and t+1 on piece 1)
@@ -99,7 +106,7 @@ def build_area(data: dict[str, Any], D: float):
                         ov[t + 1] = (rho - D, 1.0)
                 else:
                     ov[t] = (D, -1.0)
-                    for u in range(t + 1, t + q):
+                    for u in range(t + 1, t + q) if not compact else ():
                         ov[u] = (D, 0.0)
                     if k == 0:
                         ov[t + q] = (rho, 1.0)
@@ -115,12 +122,25 @@ def build_area(data: dict[str, Any], D: float):
                     if cy:
                         r[yc] = r.get(yc, 0.0) + W * cy
         col((D * H + R - a) / n, 0.0, 1.0, True, j)        # P2.34: start at or after H Delta
+        if compact and q >= 2:
+            z = {}
+            for v in range(t0, H - 1):
+                z[v] = col(0.0, 0.0, 1.0, False, j)
+                xs = xs_at.get(v, [])
+                prev = [z[v - 1]] if v - 1 in z else []
+                eqs.append(([z[v]] + prev + xs, [1.0] + [-1.0] * len(prev) + [-1.0] * len(xs)))
+            for u in range(t0 + 1, H):
+                r = rows.setdefault(u, {})
+                r[z[u - 1]] = r.get(z[u - 1], 0.0) + W * D
+                if u - q in z:
+                    r[z[u - q]] = r.get(z[u - q], 0.0) - W * D
     return {"cost": cost, "lo": lo, "hi": hi, "integ": integ, "rows": rows, "col_job": col_job,
-            "links": links, "H": H, "cap": G * D}
+            "links": links, "eqs": eqs, "H": H, "cap": G * D}
 
 
 def area_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: float = 0.0,
-                     time_unit_s: float | None = None, max_units: int = 400, mip: bool = True) -> dict[str, Any]:
+                     time_unit_s: float | None = None, max_units: int = 400, mip: bool = True,
+                     compact: bool = True) -> dict[str, Any]:
     """Solve the area relaxation (module doc) with HiGHS; returns lower_bound (mean JCT + mu x the cost lower
     bound, s), lower_bound_jct_s, lower_bound_cost_usd, status, unit, times.  ``mip=False`` solves only the LP
     relaxation (its optimum is a valid, weaker bound)."""
@@ -132,7 +152,7 @@ def area_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu:
         return {"lower_bound": None, "lower_bound_status": "infeasible",
                 "lower_bound_note": "a job fits no region set"}
     D = float(time_unit_s) if time_unit_s is not None else pick_unit(data, max_units)
-    m = build_area(data, D)
+    m = build_area(data, D, compact)
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(options.log))
     h.setOptionValue("mip_rel_gap", 1e-6)
@@ -156,6 +176,8 @@ def area_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu:
     for xc, yc, p_lo, p_hi, _ in m["links"]:     # p_lo x <= y <= p_hi x
         h.addRow(-highspy.kHighsInf, 0.0, 2, np.array([xc, yc], dtype=np.int32), np.array([p_lo, -1.0]))
         h.addRow(-highspy.kHighsInf, 0.0, 2, np.array([yc, xc], dtype=np.int32), np.array([1.0, -p_hi]))
+    for cols_, coefs in m["eqs"]:
+        h.addRow(0.0, 0.0, len(cols_), np.array(cols_, dtype=np.int32), np.array(coefs))
     for u in sorted(m["rows"]):
         r = m["rows"][u]
         h.addRow(-highspy.kHighsInf, float(m["cap"]), len(r), np.array(list(r), dtype=np.int32),
@@ -178,9 +200,17 @@ def area_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu:
     else:
         status = "feasible" if info.primal_solution_status == 2 else "time_limit"
     cost_lb = math.fsum(c for _, _, _, c in data["jobs"])
+    order = None
+    if status in ("optimal", "feasible"):         # the jobs by their (mean) relaxed start: a list order to try
+        xv = h.getSolution().col_value
+        st = [0.0] * len(data["jobs"])
+        for xc, yc, _, _, t in m["links"]:
+            st[m["col_job"][xc]] += D * t * xv[xc] + xv[yc]
+        order = sorted(range(len(st)), key=lambda j: (st[j], j))
     return {"lower_bound": None if bound is None else bound + mu * cost_lb, "lower_bound_jct_s": bound,
             "lower_bound_cost_usd": cost_lb, "lower_bound_time_unit_s": D, "lower_bound_status": status,
             "lower_bound_build_s": build_s, "lower_bound_solve_s": solve_s,
             "lower_bound_nodes": int(info.mip_node_count) if mip else 0, "lower_bound_columns": nc,
+            "relaxed_order": order,
             "lower_bound_objective_s": float(info.objective_function_value)
             if status in ("optimal", "feasible") else None}

@@ -78,11 +78,25 @@ class ListScheduler:
     def run(self, order, goal: str = "jct", mu: float = 0.0):
         """List-schedule the jobs in ``order`` (job indices); returns [(candidate index, start s)] per job index
         (None for a job that fits nowhere, not even alone)."""
+        return self.run_from(order, goal, mu)[0]
+
+    def run_from(self, order, goal: str = "jct", mu: float = 0.0, pos: int = 0, prev=None):
+        """``run`` that reuses the placements of ``order[:pos]`` from ``prev`` = (out, states) of an order with
+        the same prefix; returns (out, states), states[i] = the usage profile before order[i] is placed."""
         K = len(self.cap)
-        times = [0.0]                    # breakpoints of the usage profile; level[i] holds on [times[i], times[i+1])
-        level = [np.zeros(K)]
-        out = [None] * self.n
-        for j in order:
+        if prev is None or pos == 0:
+            pos, out, states = 0, [None] * self.n, []
+            times = [0.0]                # breakpoints of the usage profile; level[i] holds on [times[i], times[i+1])
+            level = [np.zeros(K)]
+        else:
+            pout, pstates = prev
+            states = pstates[:pos]
+            out = [None] * self.n
+            for j in order[:pos]:
+                out[j] = pout[j]
+            times, level = list(pstates[pos][0]), list(pstates[pos][1])
+        for j in order[pos:]:
+            states.append((list(times), list(level)))
             jc = self.jobs[j]
             if not len(jc.cands):
                 continue
@@ -115,7 +129,7 @@ class ListScheduler:
                 _, c, s = best
                 out[j] = (c, s)
                 self._add(times, level, s, s + jc.run[c], jc.use[c])
-        return out
+        return out, states
 
     @staticmethod
     def _add(times, level, s, f, u):
@@ -152,12 +166,12 @@ def improve(ls: ListScheduler, orders, budget_s: float, goal: str = "jct", mu: f
     best = None
     evals = 0
     for o in orders:
-        sol = ls.run(o, goal, mu)
+        sol, states = ls.run_from(o, goal, mu)
         v = ls.value(sol, goal, mu)
         evals += 1
         if best is None or v < best[0]:
-            best = (v, list(o), sol)
-    v, order, sol = best
+            best = (v, list(o), (sol, states))
+    v, order, (sol, states) = best
     n = len(order)
     while n > 1 and time.perf_counter() < t_end and not (stop and stop()):
         cand = list(order)
@@ -166,9 +180,9 @@ def improve(ls: ListScheduler, orders, budget_s: float, goal: str = "jct", mu: f
             cand[a], cand[b] = cand[b], cand[a]
         else:
             cand.insert(b, cand.pop(a))
-        s2 = ls.run(cand, goal, mu)
+        s2, st2 = ls.run_from(cand, goal, mu, min(a, b), (sol, states))
         v2 = ls.value(s2, goal, mu)
         evals += 1
         if v2 <= v:
-            v, order, sol = v2, cand, s2
+            v, order, sol, states = v2, cand, s2, st2
     return v, order, sol, evals

@@ -21,11 +21,13 @@ MAX_BLOCKS = 2
 ROUTES_K = 1
 
 
-def start_orders(inst: Instance, ls: ListScheduler, warm: Sequence[Schedule]) -> list[list[int]]:
-    """Job orders to start the search from: every warm schedule's order of start times (unstarted jobs last),
-    arrival then shortest run time, and arrival then least work (GPUs x shortest run time)."""
+def start_orders(inst: Instance, ls: ListScheduler, warm: Sequence[Schedule],
+                 orders: Sequence[Sequence[int]] = ()) -> list[list[int]]:
+    """Job orders to start the search from: ``orders`` (e.g. the area relaxation's), every warm schedule's order
+    of start times (unstarted jobs last), arrival then shortest run time, and arrival then least work (GPUs x
+    shortest run time)."""
     n = len(inst.jobs)
-    out = []
+    out = [list(o) for o in orders]
     for s in warm:
         st = {e.name: e.start_s for e in s.jobs if e.status == "done" and e.start_s is not None}
         out.append(sorted(range(n), key=lambda j: (st.get(inst.jobs[j].name, math.inf), j)))
@@ -41,16 +43,17 @@ def _rmin(ls: ListScheduler, j: int) -> float:
 
 
 def best_list_schedule(inst: Instance, budget_s: float, warm: Sequence[Schedule] = (), goal: str = "jct",
-                       mu: float = 0.0, seed: int = 1, stop=None) -> dict[str, Any]:
+                       mu: float = 0.0, seed: int = 1, stop=None, orders: Sequence[Sequence[int]] = ()
+                       ) -> dict[str, Any]:
     """The list scheduler's local search (``schedule_list.improve``) within ``budget_s`` seconds for ``goal``
     ("jct": mean JCT; "cost": total cost; "sum": mean JCT + mu cost).  Returns schedule (evaluator-priced, or
     None when a job fits nowhere), value, evaluations, wall_s and the candidate limits used."""
     t0 = time.perf_counter()
     cs = enumerate_candidates(inst, max_blocks=MAX_BLOCKS, routes_k=ROUTES_K)
     ls = ListScheduler(inst, cs)
-    orders = start_orders(inst, ls, warm)
+    starts = start_orders(inst, ls, warm, orders)
     left = max(budget_s - (time.perf_counter() - t0), 0.0)
-    v, order, sol, evals = improve(ls, orders, left, goal, mu, seed, stop)
+    v, order, sol, evals = improve(ls, starts, left, goal, mu, seed, stop)
     sched = ls.schedule_of(sol) if math.isfinite(v) else None
     return {"schedule": sched, "value": v, "evaluations": evals, "wall_s": time.perf_counter() - t0,
             "candidates": f"<= {MAX_BLOCKS} regions per job, {ROUTES_K} route per hop"}

@@ -241,14 +241,16 @@ def p2_figures(inst: Instance, time_limit: float, threads=None, runs: Sequence[t
                lower_s=time.perf_counter() - t0)
     t1 = time.perf_counter()
     try:
-        _upper(inst, time_limit - (t1 - t0), threads, runs, seed, small, out)
+        _upper(inst, time_limit - (t1 - t0), threads, runs, seed, small, out,
+               [area["relaxed_order"]] if area.get("relaxed_order") else [])
     except BaceOptError as e:
         out["notes"].append(f"upper end: {e}")
     out["upper_s"] = time.perf_counter() - t1
     return out
 
 
-def _upper(inst: Instance, budget: float, threads, runs: Sequence[tuple], seed: int, small: bool, out: dict) -> None:
+def _upper(inst: Instance, budget: float, threads, runs: Sequence[tuple], seed: int, small: bool, out: dict,
+           orders: Sequence[Sequence[int]] = ()) -> None:
     """p2_figures' upper ends (its doc), into ``out``."""
     from ..errors import BaceOptError
     from ..evaluate import evaluate
@@ -264,7 +266,8 @@ def _upper(inst: Instance, budget: float, threads, runs: Sequence[tuple], seed: 
     if cs["schedule"] is not None and evaluate(inst, cs["schedule"]).feasible:
         costs.append((objective_cost_usd(inst, cs["schedule"].metrics), "list schedule, cheapest placements"))
     left = max(budget - (time.perf_counter() - t0), 1.0)
-    ls = best_list_schedule(inst, left / 2 if small else left, warm=[sc for _, sc in ok], seed=seed)
+    ls = best_list_schedule(inst, left / 2 if small else left, warm=[sc for _, sc in ok], seed=seed,
+                            orders=orders)
     if ls["schedule"] is not None and evaluate(inst, ls["schedule"]).feasible:
         best.append((ls["schedule"].metrics["avg_jct_s"],
                      f"list schedule, local search ({ls['evaluations']} orders)", ls["schedule"]))
