@@ -15,6 +15,7 @@ JCT (or cost, or JCT + mu cost) of the list schedule within a time budget.
 """
 from __future__ import annotations
 
+import bisect
 import math
 import random
 import time
@@ -38,6 +39,7 @@ class JobCands:
     use: np.ndarray        # (C, K) use of every resource
     run: np.ndarray        # (C,) run time, s
     cost: np.ndarray       # (C,) electricity (+ priced egress) at start 0, USD (prices constant in time)
+    gpus: int = 0          # GPUs every placement holds (g_j S_j)
 
 
 class ListScheduler:
@@ -72,8 +74,10 @@ class ListScheduler:
                 run.append(f.finish_s - f.start_s)
                 cost.append(cc)
             self.jobs.append(JobCands(job.arrival_s, cands, np.array(use).reshape(-1, K), np.array(run),
-                                      np.array(cost)))
+                                      np.array(cost), job.gpus))
         self.lim = self.cap * (1 + TOL) + 1e-9
+        self.nreg = len(regions)
+        self.gcap = float(sum(r.gpus for r in inst.regions))
 
     def run(self, order, goal: str = "jct", mu: float = 0.0):
         """List-schedule the jobs in ``order`` (job indices); returns [(candidate index, start s)] per job index
@@ -103,10 +107,15 @@ class ListScheduler:
             starts = sorted({jc.arrival} | {t for t in times if t > jc.arrival})
             T = np.array(times + [math.inf])
             L = np.array(level)
+            gpus = L[:, :self.nreg].sum(axis=1).tolist()        # GPUs in use per interval (the pool test)
+            rmin = float(jc.run.min())
             best = None                      # (key, candidate, start)
             cmin = float(jc.cost.min())
             for s in starts:
-                i = int(np.searchsorted(T, s, side="right")) - 1
+                i = bisect.bisect_right(times, s) - 1
+                e0 = bisect.bisect_left(times, s + rmin)
+                if max(gpus[i:max(e0, i + 1)]) + jc.gpus > self.gcap:
+                    continue                 # not even the pool has the job's GPUs free throughout
                 e = np.searchsorted(T, s + jc.run, side="left")        # intervals i .. e-1 overlap [s, s + R)
                 M = np.maximum.accumulate(L[i:], axis=0)              # max level over i..k
                 peak = M[np.clip(e - 1 - i, 0, len(M) - 1)]
@@ -176,6 +185,10 @@ def improve(ls: ListScheduler, orders, budget_s: float, goal: str = "jct", mu: f
     while n > 1 and time.perf_counter() < t_end and not (stop and stop()):
         cand = list(order)
         a, b = rng.sample(range(n), 2)
+        if rng.random() < 0.5:          # a local move: within 3 positions
+            b = min(max(a + rng.choice((-3, -2, -1, 1, 2, 3)), 0), n - 1)
+            if b == a:
+                continue
         if rng.random() < 0.5:
             cand[a], cand[b] = cand[b], cand[a]
         else:
