@@ -16,10 +16,11 @@ JCT (or cost, or JCT + mu cost) of the list schedule within a time budget.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from .candidates import CandidateSet
 
 #: relative tolerance on capacities (half of the evaluator's, as the exact models use)
 TOL = 5e-10
+#: a job holds its resources this much past its end in the profile: the evaluator recomputes the end from the
+#: start, and a job started exactly at another's end in our arithmetic may overlap it by one rounding error
+END_PAD_S = 1e-6
 
 
 @dataclass
@@ -40,12 +44,13 @@ class JobCands:
     run: np.ndarray        # (C,) run time, s
     cost: np.ndarray       # (C,) electricity (+ priced egress) at start 0, USD (prices constant in time)
     gpus: int = 0          # GPUs every placement holds (g_j S_j)
+    built: dict = field(default_factory=dict)   # placements built by ListScheduler._construct -> index
 
 
 class ListScheduler:
     """The serial list scheduler of the module doc over a candidate set."""
 
-    def __init__(self, inst: Instance, cs: CandidateSet):
+    def __init__(self, inst: Instance, cs: CandidateSet, max_regions: int = 4):
         from ..evaluate import price_plan
         self.inst = inst
         self.n = len(inst.jobs)
@@ -78,6 +83,7 @@ class ListScheduler:
         self.lim = self.cap * (1 + TOL) + 1e-9
         self.nreg = len(regions)
         self.gcap = float(sum(r.gpus for r in inst.regions))
+        self.max_regions = max_regions
 
     def run(self, order, goal: str = "jct", mu: float = 0.0):
         """List-schedule the jobs in ``order`` (job indices); returns [(candidate index, start s)] per job index
@@ -120,6 +126,12 @@ class ListScheduler:
                 M = np.maximum.accumulate(L[i:], axis=0)              # max level over i..k
                 peak = M[np.clip(e - 1 - i, 0, len(M) - 1)]
                 ok = np.all(peak + jc.use <= self.lim, axis=1)
+                if not ok.any() and goal == "jct" and self.max_regions > 2:
+                    ew = bisect.bisect_left(times, s + 1.01 * float(jc.run.max()))
+                    c = self._construct(j, M, times, i, s, M[min(max(ew - 1 - i, 0), len(M) - 1)])
+                    if c is not None:
+                        ok = np.zeros(len(jc.cands), dtype=bool)
+                        ok[c] = True
                 if not ok.any():
                     continue
                 idx = np.flatnonzero(ok)
@@ -137,8 +149,73 @@ class ListScheduler:
             if best is not None:
                 _, c, s = best
                 out[j] = (c, s)
-                self._add(times, level, s, s + jc.run[c], jc.use[c])
+                self._add(times, level, s, s + jc.run[c] + END_PAD_S, jc.use[c])
         return out, states
+
+    def _construct(self, j: int, M, times, i: int, s: float, peak) -> int | None:
+        """A placement over 3 to ``max_regions`` regions built for start ``s`` when no candidate fits: the
+        regions with the most free GPUs over the window (largest first, each filled), the chain order of least
+        latency over 1-route hops whose links have the bandwidth free; appended to the job's candidates.  None if
+        nothing fits for the placement's whole run."""
+        from .. import formulas as F
+        from ..evaluate import price_plan
+        from .candidates import Candidate
+        inst, jc = self.inst, self.jobs[j]
+        job = inst.jobs[j]
+        g = job.gpus_per_stage
+        free = {r: int((self.cap[self.rix[r]] - peak[self.rix[r]]) // g) for r in inst.eligible_regions(job)}
+        U, left = [], job.stages
+        for r in sorted(free, key=lambda r: (-free[r], r)):
+            if left <= 0 or free[r] <= 0:
+                break
+            U.append((r, min(free[r], left)))
+            left -= U[-1][1]
+        if left > 0 or not 3 <= len(U) <= self.max_regions:
+            return None
+        stages = dict(U)
+        tau = F.tau_s(inst, job, stages)
+        w = F.demand_gbps(job, tau)
+        nreg = self.nreg
+        best = None
+        for order in itertools.permutations(stages):
+            if order[0] > order[-1]:
+                continue
+            rts = [inst.routes(a, b, 1)[0] for a, b in zip(order, order[1:])]
+            lu: dict[int, float] = {}
+            for rt in rts:
+                for li in rt.links:
+                    lu[li] = lu.get(li, 0.0) + w
+            if any(peak[nreg + li] + v > self.lim[nreg + li] for li, v in lu.items()):
+                continue
+            lat = sum(rt.latency_ms for rt in rts)
+            if best is None or lat < best[0]:
+                best = (lat, order, rts, lu)
+        if best is None:
+            return None
+        _, order, rts, lu = best
+        it = F.iteration_s(job, tau, [w] * len(rts), [rt.latency_ms for rt in rts])
+        cand = Candidate(job.name, tuple((r, stages[r]) for r in order), tuple(rts), w, tau, job.iterations * it,
+                         tuple((r, g * stages[r]) for r in order), tuple(sorted(lu.items())),
+                         F.egress_usd(job, [rt.egress_usd_per_gb for rt in rts]))
+        key = (cand.blocks, tuple(rt.regions for rt in rts))
+        if key in jc.built:
+            c = jc.built[key]
+        else:
+            f = price_plan(inst, cand.plan(jc.arrival))
+            u = np.zeros(len(self.cap))
+            for r, n in cand.gpus:
+                u[self.rix[r]] += n
+            for li, v in cand.link_gbps:
+                u[nreg + li] += v
+            jc.cands.append(cand)
+            jc.use = np.vstack([jc.use, u])
+            jc.run = np.append(jc.run, f.finish_s - f.start_s)
+            jc.cost = np.append(jc.cost, f.electricity_usd + (f.egress_usd if inst.objective.egress else 0.0))
+            c = jc.built[key] = len(jc.cands) - 1
+        e = bisect.bisect_left(times, s + jc.run[c])
+        if np.any(M[min(max(e - 1 - i, 0), len(M) - 1)] + jc.use[c] > self.lim):
+            return None
+        return c
 
     @staticmethod
     def _add(times, level, s, f, u):

@@ -234,12 +234,13 @@ def p2_figures(inst: Instance, time_limit: float, threads=None, runs: Sequence[t
         areas.append(area_lower_bound(inst, SolveOptions(time_limit_s=time_limit * LOWER_SHARE, threads=threads,
                                                          seed=seed)))
     else:                                        # LPs: a coarse grid (fast), then a fine one
-        for share, units in ((0.25, 400), (0.75, 1400)):
-            areas.append(area_lower_bound(inst, SolveOptions(time_limit_s=time_limit * LOWER_SHARE * share,
-                                                             threads=threads, seed=seed), mip=False,
-                                          max_units=units))
+        for share, units in ((0.5, 400), (1.0, 1400)):
+            left = time_limit * LOWER_SHARE * share - (time.perf_counter() - t0)
+            if left > 1.0:
+                areas.append(area_lower_bound(inst, SolveOptions(time_limit_s=left, threads=threads, seed=seed),
+                                              mip=False, max_units=units))
     good = [a for a in areas if a.get("lower_bound_jct_s") is not None]
-    area = max(good, key=lambda a: a["lower_bound_jct_s"]) if good else areas[-1]
+    area = max(good, key=lambda a: a["lower_bound_jct_s"]) if good else (areas or [{}])[-1]
     lows = [(area.get("lower_bound_jct_s"), f"area relaxation (P2.30-P2.34), {'MIP' if len(areas) == 1 else 'LP'} "
                                             f"{area.get('lower_bound_status')}, unit "
                                             f"{short(area.get('lower_bound_time_unit_s'), 's')}")]
@@ -282,7 +283,9 @@ def _upper(inst: Instance, budget: float, threads, runs: Sequence[tuple], seed: 
     left = max(budget - (time.perf_counter() - t0), 1.0)
     ls = best_list_schedule(inst, left / 2 if small else left, warm=[sc for _, sc in ok], seed=seed,
                             orders=orders)
-    if ls["schedule"] is not None and evaluate(inst, ls["schedule"]).feasible:
+    if ls["schedule"] is not None and not evaluate(inst, ls["schedule"]).feasible:
+        out["notes"].append("the list schedule failed the evaluator's check (a bug): not used")
+    elif ls["schedule"] is not None:
         best.append((ls["schedule"].metrics["avg_jct_s"],
                      f"list schedule, local search ({ls['evaluations']} orders)", ls["schedule"]))
     if small and best:
