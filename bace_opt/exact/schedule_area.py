@@ -16,7 +16,8 @@ y_jtk = phi x_jtk with lo_k x <= y <= hi_k x (P2.31).  Per unit tau: sum of W_j 
 GPU-seconds the pool has in the unit (P2.32).  Objective: sum_j (Delta t x + y + R_j x - a_j x) / n, the exact
 mean JCT of the truncated runs (P2.33).  A start at or after the horizon H Delta takes one extra column per job
 that uses no capacity and completes at H Delta + R_j (P2.34): dropping capacity there only relaxes, so no
-horizon needs proving.
+horizon needs proving, and H may be taken short (``horizon_s``: the last arrival plus twice the pool's fluid
+makespan plus the longest run) to keep the model small.
 
 Validity: take any continuous-time schedule (any placement, stall or not).  Job j runs [s_j, s_j + R'_j) with
 R'_j >= R_j on W_j GPUs; truncate it to [s_j, s_j + R_j): the GPUs in use at any instant only drop, so every
@@ -52,11 +53,17 @@ def area_data(inst: Instance) -> dict[str, Any] | None:
     return {"G": G, "jobs": jobs}
 
 
+def horizon_s(data: dict[str, Any]) -> float:
+    """Where the capacitated columns end (P2.34 makes any end valid): the last arrival plus twice the pool's
+    fluid makespan (sum_j W_j R_j / G) plus the longest run; no schedule worth having starts a job later."""
+    G, jobs = data["G"], data["jobs"]
+    return (max(a for a, _, _, _ in jobs) + 2.0 * sum(W * R for _, W, R, _ in jobs) / G
+            + max(R for _, _, R, _ in jobs))
+
+
 def pick_unit(data: dict[str, Any], max_units: int) -> float:
-    amax = max(a for a, _, _, _ in data["jobs"])
-    total = sum(r for _, _, r, _ in data["jobs"])
     for D in UNITS_S:
-        if (amax + total) / D + len(data["jobs"]) + 2 <= max_units:
+        if horizon_s(data) / D + len(data["jobs"]) + 2 <= max_units:
             return D
     return UNITS_S[-1]
 
@@ -70,7 +77,8 @@ def build_area(data: dict[str, Any], D: float, compact: bool = True):
     G, jobs = data["G"], data["jobs"]
     n = len(jobs)
     amax = max(a for a, _, _, _ in jobs)
-    H = int(math.floor(amax / D)) + sum(int(math.ceil(r / D)) for _, _, r, _ in jobs) + 1
+    H = min(int(math.floor(amax / D)) + sum(int(math.ceil(r / D)) for _, _, r, _ in jobs),
+            int(math.ceil(horizon_s(data) / D))) + 1
     cost, lo, hi, integ, col_job = [], [], [], [], []
     rows: dict[int, dict[int, float]] = {}
 
