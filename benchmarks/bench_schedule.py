@@ -100,6 +100,7 @@ def brackets_main(args) -> int:
     rows = []
     args.commit = git_commit()               # the code that runs (HEAD may move while a long run goes on)
     stem = "schedule_brackets" if args.family == "paper8" else f"schedule_brackets_{args.family}"
+    stem += f"_{args.tag}" if args.tag else ""
     print(f"# P2 brackets, family {args.family}, budget {args.budget:g} s per instance, {load_line()}", flush=True)
     for name, inst in bracket_instances(args):
         load0 = os.getloadavg()[0]
@@ -203,6 +204,7 @@ def main(argv=None):
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--arrivals", default="zero,poisson", help="--brackets paper24/72: zero (batch), poisson")
     ap.add_argument("--bandwidth", default="nominal,measured", help="--brackets paper24/72: nominal, measured")
+    ap.add_argument("--tag", default="", help="--brackets: suffix of the results files (a partial grid)")
     ap.add_argument("--skip-policies", default="", help="--brackets: registered policies not simulated (comma list)")
     ap.add_argument("--budget", type=float, default=600.0, help="--brackets: seconds per instance (default 600)")
     args = ap.parse_args(argv)
