@@ -8,15 +8,16 @@ time, solve time, status, final gap, nodes (CP-SAT: branches), candidates, and, 
 by how much (the gap left at the limit, or the time over 120 s).  Writes benchmarks/results/schedule_runs.csv,
 benchmarks/results/schedule_pareto.csv and benchmarks/results/schedule.md.
 
-    python -m benchmarks.bench_schedule --brackets [--seeds 1,2,3] [--budget 600]
+    python -m benchmarks.bench_schedule --brackets [--family paper8|paper24|paper72] [--seeds 1,2,3]
+        [--arrivals zero,poisson] [--bandwidth nominal,measured] [--budget 600]
 
-Certified P2 brackets (issue 11) on the paper 8-job instances (instances/paper-6r-8j-seed{1,2,3}.json), mean
-JCT (mu = 0), within ``--budget`` seconds on 2 cores per instance: lower bound = the pool relaxation
-(bace_opt.exact.schedule_relax.pool_lower_bound, HiGHS, 2 threads, half of the budget; valid over all
-placements, stall or not); upper bound = the best feasible schedule found: the exact P2 over a restricted
-candidate set (CP-SAT, --max-blocks 2 --routes-k 1, warm-started with BACE-Pipe's schedule, the other half)
-or any policy's evaluator-feasible schedule, whichever is lower.  Every online policy's mean JCT and cost is
-placed against the bracket (cost against the cost lower bound).  Writes results/schedule_brackets.csv and .md.
+Certified P2 brackets (issues 11 and 30) for mean JCT and cost, within ``--budget`` seconds on 2 threads per
+instance, by one recipe: ``bace_opt.gaps.report.p2_figures`` (lower bounds: area relaxation, and the pool
+relaxation up to 12 jobs; upper: the policies, the list scheduler's local search, and the restricted exact P2
+up to 12 jobs; models/schedule.md section 8).  paper8: instances/paper-6r-8j-seed{1,2,3}.json; paper24 and
+paper72: the paper builder at 24/72 jobs, batch and Poisson arrivals, nominal and measured bandwidth.  Every
+registered policy is simulated and placed against the brackets.  Writes results/schedule_brackets.csv and .md
+(paper8) or results/schedule_brackets_<family>.csv and .md, after every instance, with the machine's load.
 
 Instances (all 6 jobs x 4 regions, deterministic):
   small-4r-6j            instances/small-4r-6j.json (shipped; bace-opt generate random --seed 1 --regions 4 --jobs 6)
@@ -88,65 +89,100 @@ def fmt(row):
 
 
 def brackets_main(args) -> int:
-    from bace_opt.bench.suites import POLICIES
-    from bace_opt.exact.schedule_relax import pool_lower_bound
+    """Certified P2 brackets (module doc): ``gaps.report.p2_figures`` per instance of ``--family``, every
+    registered policy placed against them; results/schedule_brackets[_<family>].csv and .md, rewritten after
+    every instance."""
+    from bace_opt.evaluate.metrics import objective_cost_usd
+    from bace_opt.gaps.report import p2_figures
+    from bace_opt.policies import available
+    POLICIES = [p for p in available() if p not in args.skip_policies.split(",")]
+    from benchmarks.common import load_line
     rows = []
-    for seed in [int(x) for x in args.seeds.split(",")]:
-        inst = bo.load_instance(ROOT / "instances" / f"paper-6r-8j-seed{seed}.json")
-        name = f"paper-6r-8j-seed{seed}"
+    args.commit = git_commit()               # the code that runs (HEAD may move while a long run goes on)
+    stem = "schedule_brackets" if args.family == "paper8" else f"schedule_brackets_{args.family}"
+    stem += f"_{args.tag}" if args.tag else ""
+    print(f"# P2 brackets, family {args.family}, budget {args.budget:g} s per instance, {load_line()}", flush=True)
+    for name, inst in bracket_instances(args):
         load0 = os.getloadavg()[0]
         t = time.perf_counter()
-        lb = pool_lower_bound(inst, SolveOptions(time_limit_s=args.budget / 2, threads=2))
-        lb_s = time.perf_counter() - t
-        pol = {}
+        runs = []
         for p in POLICIES:
             sp = bo.simulate(inst, policy=p)
-            rep = bo.evaluate(inst, sp)
-            pol[p] = (sp, rep.feasible and sp.metrics["jobs_done"] == len(inst.jobs))
-        t = time.perf_counter()
-        ex = solve_schedule(inst, "cpsat", SolveOptions(time_limit_s=args.budget / 2, threads=2), max_blocks=2,
-                            routes_k=1, warm_start=pol["bace-pipe"][0])
-        ex_s = time.perf_counter() - t
-        ex_ok = ex.solver.objective is not None and bo.evaluate(inst, ex).feasible
-        ub_exact = ex.metrics["avg_jct_s"] if ex_ok else None
-        feas = [(ub_exact, "exact P2 (restricted candidates)")] if ex_ok else []
-        feas += [(sp.metrics["avg_jct_s"], p) for p, (sp, ok) in pol.items() if ok]
-        ub, ub_from = min(feas)
-        lo = lb["lower_bound_jct_s"]
-        width = (ub - lo) / ub if lo is not None else None
-        row = {"instance": name, "lower_s": lo, "lower_status": lb["lower_bound_status"],
-               "lower_time_unit_s": lb["lower_bound_time_unit_s"], "lower_solve_s": lb_s, "upper_s": ub,
-               "upper_from": ub_from, "exact_restricted_s": ub_exact, "exact_status": ex.solver.status,
-               "exact_solve_s": ex_s, "width_pct": None if width is None else 100 * width,
-               "cost_lower_usd": lb["lower_bound_cost_usd"], "loadavg_start": round(load0, 2),
-               "loadavg_end": round(os.getloadavg()[0], 2)}
-        for p, (sp, ok) in pol.items():
+            runs.append((p, sp, bo.evaluate(inst, sp).feasible and sp.metrics["jobs_done"] == len(inst.jobs)))
+        sim_s = time.perf_counter() - t
+        fig = p2_figures(inst, args.budget, threads=2, runs=runs)
+        wall = time.perf_counter() - t
+        lo, up = fig["jct_lower_bound_s"], fig["jct_best_s"]
+        clo, cup = fig["cost_lower_bound_usd"], fig["cost_best_usd"]
+        row = {"instance": name, "jobs": len(inst.jobs), "lower_s": lo, "lower_kind": fig["jct_lower_bound_kind"],
+               "upper_s": up, "upper_from": fig["jct_best_from"],
+               "width_pct": None if lo is None or not up else 100 * (up - lo) / up,
+               "cost_lower_usd": clo, "cost_upper_usd": cup, "cost_upper_from": fig["cost_best_from"],
+               "cost_width_pct": None if clo is None or not cup else 100 * (cup - clo) / cup,
+               "lower_time_s": fig["lower_s"], "upper_time_s": fig["upper_s"], "policies_sim_s": sim_s,
+               "wall_s": wall,
+               "loadavg_start": round(load0, 2), "loadavg_end": round(os.getloadavg()[0], 2)}
+        for p, sp, ok in runs:
             m = sp.metrics
-            row[f"{p}_jct_over_lb_pct"] = 100 * (m["avg_jct_s"] / lo - 1) if lo else None
-            row[f"{p}_inside"] = bool(ok and lo is not None and m["avg_jct_s"] >= lo - 1e-9
-                                      and m["total_cost_usd"] >= lb["lower_bound_cost_usd"] - 1e-9)
+            c = objective_cost_usd(inst, m)
+            row[f"{p}_jct_s"] = m["avg_jct_s"] if ok else None
+            row[f"{p}_cost_usd"] = c if ok else None
+            row[f"{p}_inside"] = bool(ok and lo is not None and m["avg_jct_s"] >= lo - 1e-6 and c >= clo - 1e-9)
         rows.append(row)
-        print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
-    atomic_write(RESULTS / "schedule_brackets.csv", csv_text(list(rows[0]), rows))
-    cols = ["instance", "lower_s", "lower_status", "lower_time_unit_s", "lower_solve_s", "upper_s", "upper_from",
-            "exact_restricted_s", "exact_status", "exact_solve_s", "width_pct", "loadavg_start", "loadavg_end"]
-    md = ["# Certified P2 brackets on the paper 8-job instances (mean JCT, mu = 0)\n",
-          f"`python -m benchmarks.bench_schedule --brackets --budget {args.budget:g}` on {os.cpu_count()} shared "
-          "cores.  lower = pool relaxation bound (HiGHS, proven; valid over all placements); upper = best "
-          "feasible schedule (exact P2 over max_blocks=2, routes_k=1 warm-started with BACE-Pipe, or a policy); "
-          "width = (upper - lower) / upper.\n",
+        print(" ".join(f"{k}={_fmt(v)}" for k, v in row.items() if not k.endswith(("_jct_s", "_cost_usd"))),
+              flush=True)
+        _write_brackets(rows, stem, args, POLICIES)
+    print(f"wrote results/{stem}.csv and .md; {load_line()}")
+    return 0
+
+
+def bracket_instances(args):
+    """The instances of ``--family``: paper8 = the shipped paper 8-job files (seeds), paper24/paper72 = the paper
+    builder at 24/72 jobs, seeds x arrivals (zero = batch, poisson: mean inter-arrival 3600 s) x bandwidth
+    (nominal, measured), built in memory (deterministic)."""
+    from bace_opt.builders.paper import paper_instance
+    seeds = [int(x) for x in args.seeds.split(",")]
+    if args.family == "paper8":
+        for seed in seeds:
+            yield f"paper-6r-8j-seed{seed}", bo.load_instance(ROOT / "instances" / f"paper-6r-8j-seed{seed}.json")
+        return
+    jobs = {"paper24": 24, "paper72": 72}[args.family]
+    for bw in args.bandwidth.split(","):
+        for arr in args.arrivals.split(","):
+            for seed in seeds:
+                name = f"paper-6r-{jobs}j-seed{seed}" + ("-poisson" if arr == "poisson" else "") + (
+                    "-measured" if bw == "measured" else "")
+                yield name, paper_instance(seed=seed, jobs=jobs, arrivals=arr, bandwidth_source=bw, name=name)
+
+
+def _write_brackets(rows, stem, args, policies) -> None:
+    atomic_write(RESULTS / f"{stem}.csv", csv_text(list(rows[0]), rows))
+    cols = ["instance", "lower_s", "upper_s", "width_pct", "upper_from", "cost_lower_usd", "cost_upper_usd",
+            "cost_width_pct", "lower_time_s", "upper_time_s", "policies_sim_s", "loadavg_start", "loadavg_end"]
+    md = [f"# Certified P2 brackets, {args.family} (mean JCT and cost)\n",
+          f"`python -m benchmarks.bench_schedule --brackets --family {args.family} --budget {args.budget:g}` "
+          f"(commit {args.commit}) on {os.cpu_count()} shared cores, recipe `bace_opt.gaps.report.p2_figures`: "
+          "lower = the larger proven relaxation bound (area P2.30-P2.34; pool P2.29 up to 12 jobs), upper = best "
+          "evaluator-feasible schedule (policies, list-schedule local search, restricted exact P2 up to 12 jobs); "
+          "width = (upper - lower) / upper; the bracket's time is lower + upper time (`--budget`), simulating "
+          "the policies (whose schedules also start the search) is counted apart.  Cost: lower = every job at its cheapest rate, upper = cheapest "
+          "placements or a policy.\n",
           "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     md += ["| " + " | ".join(_fmt(r[c]) for c in cols) + " |" for r in rows]
-    md += ["", "Policies: mean JCT above the certified lower bound (%); inside = JCT >= lower bound and cost >= "
-           "the cost lower bound.", "",
-           "| instance | " + " | ".join(POLICIES) + " |", "|---|" + "---|" * len(POLICIES)]
+    md += ["", "Policies: mean JCT / cost above the certified lower bounds (%); OUTSIDE would mean below a lower "
+           "bound (the bound would be wrong).", "",
+           "| instance | " + " | ".join(policies) + " |", "|---|" + "---|" * len(policies)]
     for r in rows:
-        md.append(f"| {r['instance']} | " + " | ".join(
-            f"{_fmt(r[p + '_jct_over_lb_pct'])} ({'inside' if r[p + '_inside'] else 'OUTSIDE'})" for p in POLICIES)
-            + " |")
-    atomic_write(RESULTS / "schedule_brackets.md", "\n".join(md) + "\n")
-    print("wrote results/schedule_brackets.csv and .md")
-    return 0
+        cells = []
+        for p in policies:
+            j, c = r[f"{p}_jct_s"], r[f"{p}_cost_usd"]
+            if j is None or not r["lower_s"] or not r["cost_lower_usd"]:
+                cells.append("unfinished" if j is None else "no bound")
+                continue
+            cells.append(f"{100 * (j / r['lower_s'] - 1):+.1f} / {100 * (c / r['cost_lower_usd'] - 1):+.1f}"
+                         + ("" if r[f"{p}_inside"] else " OUTSIDE"))
+        md.append(f"| {r['instance']} | " + " | ".join(cells) + " |")
+    atomic_write(RESULTS / f"{stem}.md", "\n".join(md) + "\n")
 
 
 def _fmt(v):
@@ -162,8 +198,14 @@ def main(argv=None):
     ap.add_argument("--time-limit", type=float, default=TARGET_S)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="only the shipped instance (smoke run)")
-    ap.add_argument("--brackets", action="store_true", help="certified brackets on the paper 8-job instances")
+    ap.add_argument("--brackets", action="store_true", help="certified P2 brackets (mean JCT and cost)")
+    ap.add_argument("--family", choices=("paper8", "paper24", "paper72"), default="paper8",
+                    help="--brackets: the paper 8-job files, or the paper builder at 24 or 72 jobs")
     ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--arrivals", default="zero,poisson", help="--brackets paper24/72: zero (batch), poisson")
+    ap.add_argument("--bandwidth", default="nominal,measured", help="--brackets paper24/72: nominal, measured")
+    ap.add_argument("--tag", default="", help="--brackets: suffix of the results files (a partial grid)")
+    ap.add_argument("--skip-policies", default="", help="--brackets: registered policies not simulated (comma list)")
     ap.add_argument("--budget", type=float, default=600.0, help="--brackets: seconds per instance (default 600)")
     args = ap.parse_args(argv)
     if args.brackets:

@@ -36,9 +36,14 @@ from .decompose import GapDecomposition, Solve, decompose, heuristic_epoch, solv
 
 log = logging.getLogger(__name__)
 
-#: P2's bracket is attempted only up to this many jobs (above it the restricted P2 refuses to build and only the
-#: pool relaxation's bound is computed)
-ONLINE_MAX_JOBS = 40
+#: the pool relaxation and the restricted exact P2 are tried only up to this many jobs (above it the restricted
+#: P2 refuses to build or finds nothing in the time; the area relaxation and the list scheduler scale)
+ONLINE_MAX_JOBS = 12
+#: p2_figures' shares of its time: the area relaxation, the pool relaxation (small instances only)
+LOWER_SHARE = 0.4
+POOL_SHARE = 0.1
+#: above this many jobs the area relaxation is solved as LPs (coarse, then up to 1400 units), not as a MIP
+AREA_MIP_MAX_JOBS = 30
 
 
 @dataclass(frozen=True)
@@ -194,6 +199,7 @@ def _online(inst: Instance, report: GapReport, pols: Sequence[Any], time_limit: 
         runs.append((pol.name, sched, complete))
     report.bracket = bracket = p2_figures(inst, time_limit, threads, runs)
     report.notes.extend(bracket.pop("notes", []))
+    bracket.pop("jct_best_schedule", None)
     for i, (name, sched, _) in enumerate(runs):
         m = sched.metrics
         og = OnlineGap(len(inst.jobs), int(m["jobs_done"]), m.get("avg_jct_s"), objective_cost_usd(inst, m),
@@ -202,43 +208,102 @@ def _online(inst: Instance, report: GapReport, pols: Sequence[Any], time_limit: 
         report.policies[i] = PolicyGap(name, report.policies[i].p1, og)
 
 
-def p2_figures(inst: Instance, time_limit: float, threads=None, runs: Sequence[tuple] = ()) -> dict:
-    """The certified P2 figures (mean JCT, mu = 0) the online distances use, as ``benchmarks.bench_schedule
-    --brackets`` measures them: the lower bound of the pool relaxation (P2.29, with half of ``time_limit``; it
-    also gives the cost lower bound), and the best complete schedule found among the policies' runs (``runs``:
-    (name, schedule, complete)) and the exact P2 restricted to at most two regions per job and one route per hop
-    (the other half, warm-started from the best run; only up to ``ONLINE_MAX_JOBS`` jobs)."""
+def p2_figures(inst: Instance, time_limit: float, threads=None, runs: Sequence[tuple] = (), seed: int = 1) -> dict:
+    """The certified P2 figures the online distances use (``benchmarks.bench_schedule --brackets`` calls this:
+    one recipe), within about ``time_limit`` seconds (models/schedule.md sections 8.2-8.4):
+
+    * mean JCT lower bound: the larger of the area relaxation (P2.30-P2.34, HiGHS, ``LOWER_SHARE`` of the time;
+      its MIP up to ``AREA_MIP_MAX_JOBS`` jobs, above it LPs on a coarse then a fine grid)
+      and, up to ``ONLINE_MAX_JOBS`` jobs, the pool relaxation (P2.29, ``POOL_SHARE``); both valid over all
+      placements, stall or not;
+    * best mean JCT: the lowest evaluated mean JCT among the policies' complete runs (``runs``: (name,
+      schedule, complete)), the list scheduler's local search started from their job orders (the rest of the
+      time, or half of it when the restricted exact P2 is tried), and, up to ``ONLINE_MAX_JOBS`` jobs, the
+      exact P2 restricted to at most two regions per job and one route per hop, warm-started from the best;
+    * cost lower bound: every job at its cheapest rate for its shortest run time; best cost: the list schedule
+      that gives every job its cheapest candidate (it waits for it) or a run, whichever is lower."""
     from ..errors import BaceOptError
-    from ..exact.schedule import solve_schedule
+    from ..exact.schedule_area import area_lower_bound
     from ..exact.schedule_relax import pool_lower_bound
     from ..solvers.base import SolveOptions
+    t0 = time.perf_counter()
     out: dict[str, Any] = {"notes": []}
-    opts = SolveOptions(time_limit_s=time_limit / 2, threads=threads)
-    pool = pool_lower_bound(inst, opts)
-    out.update(jct_lower_bound_s=pool.get("lower_bound_jct_s"),
-               jct_lower_bound_kind=f"pool relaxation (P2.29), {pool.get('lower_bound_status')}",
-               cost_lower_bound_usd=pool.get("lower_bound_cost_usd"),
-               cost_lower_bound_kind="each job at its cheapest rate for its shortest run time")
-    best = [(sched.metrics["avg_jct_s"], name) for name, sched, ok in runs if ok]
-    warm = min(best)[1] if best else None
-    if len(inst.jobs) <= ONLINE_MAX_JOBS:
+    small = len(inst.jobs) <= ONLINE_MAX_JOBS
+    areas = []
+    if len(inst.jobs) <= AREA_MIP_MAX_JOBS:      # the MIP on a coarse grid
+        areas.append(area_lower_bound(inst, SolveOptions(time_limit_s=time_limit * LOWER_SHARE, threads=threads,
+                                                         seed=seed)))
+    else:                                        # LPs: a coarse grid (fast), then a fine one
+        for share, units in ((0.5, 400), (1.0, 1400)):
+            left = time_limit * LOWER_SHARE * share - (time.perf_counter() - t0)
+            if left > 1.0:
+                areas.append(area_lower_bound(inst, SolveOptions(time_limit_s=left, threads=threads, seed=seed),
+                                              mip=False, max_units=units))
+    good = [a for a in areas if a.get("lower_bound_jct_s") is not None]
+    area = max(good, key=lambda a: a["lower_bound_jct_s"]) if good else (areas or [{}])[-1]
+    lows = [(area.get("lower_bound_jct_s"), f"area relaxation (P2.30-P2.34), {'MIP' if len(areas) == 1 else 'LP'} "
+                                            f"{area.get('lower_bound_status')}, unit "
+                                            f"{short(area.get('lower_bound_time_unit_s'), 's')}")]
+    if small:
+        pool = pool_lower_bound(inst, SolveOptions(time_limit_s=time_limit * POOL_SHARE, threads=threads,
+                                                   seed=seed))
+        lows.append((pool.get("lower_bound_jct_s"), f"pool relaxation (P2.29), {pool.get('lower_bound_status')}"))
+    lows = [x for x in lows if x[0] is not None]
+    lo, kind = max(lows) if lows else (None, "none")
+    out.update(jct_lower_bound_s=lo, jct_lower_bound_kind=kind, jct_lower_bound_area_s=area.get("lower_bound_jct_s"),
+               cost_lower_bound_usd=area.get("lower_bound_cost_usd"),
+               cost_lower_bound_kind="each job at its cheapest rate for its shortest run time",
+               lower_s=time.perf_counter() - t0)
+    t1 = time.perf_counter()
+    try:
+        _upper(inst, time_limit - (t1 - t0), threads, runs, seed, small, out,
+               [a["relaxed_order"] for a in areas if a.get("relaxed_order")])
+    except BaceOptError as e:
+        out["notes"].append(f"upper end: {e}")
+    out["upper_s"] = time.perf_counter() - t1
+    return out
+
+
+def _upper(inst: Instance, budget: float, threads, runs: Sequence[tuple], seed: int, small: bool, out: dict,
+           orders: Sequence[Sequence[int]] = ()) -> None:
+    """p2_figures' upper ends (its doc), into ``out``."""
+    from ..errors import BaceOptError
+    from ..evaluate import evaluate
+    from ..evaluate.metrics import objective_cost_usd
+    from ..exact.schedule import solve_schedule
+    from ..exact.schedule_scale import best_list_schedule
+    from ..solvers.base import SolveOptions
+    t0 = time.perf_counter()
+    ok = [(name, sched) for name, sched, good in runs if good]
+    best = [(sched.metrics["avg_jct_s"], name, sched) for name, sched in ok]
+    costs = [(objective_cost_usd(inst, sched.metrics), name) for name, sched in ok]
+    cs = best_list_schedule(inst, 0.0, goal="cost", seed=seed)
+    if cs["schedule"] is not None and evaluate(inst, cs["schedule"]).feasible:
+        costs.append((objective_cost_usd(inst, cs["schedule"].metrics), "list schedule, cheapest placements"))
+    left = max(budget - (time.perf_counter() - t0), 1.0)
+    ls = best_list_schedule(inst, left / 2 if small else left, warm=[sc for _, sc in ok], seed=seed,
+                            orders=orders)
+    if ls["schedule"] is not None and not evaluate(inst, ls["schedule"]).feasible:
+        out["notes"].append("the list schedule failed the evaluator's check (a bug): not used")
+    elif ls["schedule"] is not None:
+        best.append((ls["schedule"].metrics["avg_jct_s"],
+                     f"list schedule, local search ({ls['evaluations']} orders)", ls["schedule"]))
+    if small and best:
         try:
-            ws = next((sc for name, sc, _ in runs if name == warm), None)
-            ex = solve_schedule(inst, "cpsat", opts, max_blocks=2, routes_k=1, warm_start=ws)
+            left = max(budget - (time.perf_counter() - t0), 1.0)
+            ex = solve_schedule(inst, "cpsat", SolveOptions(time_limit_s=left, threads=threads, seed=seed),
+                                max_blocks=2, routes_k=1, warm_start=min(best, key=lambda b: b[0])[2])
             if ex.solver.objective is not None and ex.metrics["jobs_done"] == len(inst.jobs):
-                best.append((ex.metrics["avg_jct_s"], "exact P2 (<= 2 regions per job, 1 route per hop)"))
+                best.append((ex.metrics["avg_jct_s"], "exact P2 (<= 2 regions per job, 1 route per hop)", ex))
             else:
                 out["notes"].append(f"restricted exact P2: {ex.solver.status} ({ex.solver.message or 'no schedule'})")
         except BaceOptError as e:
             out["notes"].append(f"restricted exact P2 not built: {e}")
-    else:
-        out["notes"].append(f"{len(inst.jobs)} jobs > {ONLINE_MAX_JOBS}: the restricted exact P2 is not tried; the "
-                            "best schedule is the best policy's")
-    if best:
-        out["jct_best_s"], out["jct_best_from"] = min(best)
-    else:
-        out["jct_best_s"] = out["jct_best_from"] = None
-    return out
+    elif not small:
+        out["notes"].append(f"{len(inst.jobs)} jobs > {ONLINE_MAX_JOBS}: the restricted exact P2 is not tried")
+    b = min(best, key=lambda x: x[0]) if best else (None, None, None)
+    out.update(jct_best_s=b[0], jct_best_from=b[1], jct_best_schedule=b[2])
+    out["cost_best_usd"], out["cost_best_from"] = min(costs) if costs else (None, None)
 
 
 # ---------------------------------------------------------------------------- text

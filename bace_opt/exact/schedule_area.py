@@ -1,0 +1,224 @@
+"""The area relaxation of P2 (models/schedule.md section 8.3, P2.30-P2.34): a lower bound of the mean JCT that
+needs no candidates and, unlike the pool relaxation (P2.29), loses nothing to the time grid in the objective.
+
+All GPUs form one pool of G = sum_r G_r; job j holds W_j = g_j S_j of them for at least R_j = its shortest
+mode's run time (``schedule_relax.job_modes``, P2.24).  Time is cut into units of Delta.  A continuous start
+s >= a_j is written s = Delta t + phi (t = floor(s / Delta), 0 <= phi < Delta); with R_j = Delta q + rho
+(0 <= rho < Delta) the run [s, s + R_j) overlaps
+
+    unit t:              Delta - phi
+    units t+1..t+q-1:    Delta
+    unit t+q:            rho + phi            (phi <= Delta - rho: piece 0)   or  Delta          (piece 1)
+    unit t+q+1:          0                    (piece 0)                       or  phi + rho - Delta (piece 1)
+
+(P2.30), each linear in phi on its piece.  Variables: x_jtk in {0, 1} (job j starts in unit t, piece k),
+y_jtk = phi x_jtk with lo_k x <= y <= hi_k x (P2.31).  Per unit tau: sum of W_j x overlap <= G Delta, the
+GPU-seconds the pool has in the unit (P2.32).  Objective: sum_j (Delta t x + y + R_j x - a_j x) / n, the exact
+mean JCT of the truncated runs (P2.33).  A start at or after the horizon H Delta takes one extra column per job
+that uses no capacity and completes at H Delta + R_j (P2.34): dropping capacity there only relaxes, so no
+horizon needs proving, and H may be taken short (``horizon_s``: the last arrival plus twice the pool's fluid
+makespan plus the longest run) to keep the model small.
+
+Validity: take any continuous-time schedule (any placement, stall or not).  Job j runs [s_j, s_j + R'_j) with
+R'_j >= R_j on W_j GPUs; truncate it to [s_j, s_j + R_j): the GPUs in use at any instant only drop, so every
+unit's GPU-seconds stay <= G Delta; setting x, y from s_j as above satisfies P2.31-P2.32, and the objective
+term s_j + R_j - a_j <= the job's JCT.  So the relaxation's optimum, and every dual bound HiGHS proves for it,
+is <= the optimum of the continuous problem.  The mean-JCT bound is the solve's proven dual bound (its LP
+relaxation's when the MIP is not run).
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from ..instance import Instance
+from ..solvers.base import SolveOptions, run_interruptible
+from ..solvers.highs import set_threads
+from .schedule_relax import job_modes
+
+#: time units tried, the smallest one whose model has at most ``max_units`` units is taken
+UNITS_S = (600.0, 900.0, 1200.0, 1800.0, 2400.0, 3600.0, 5400.0, 7200.0, 10800.0, 14400.0, 21600.0, 43200.0)
+
+
+def area_data(inst: Instance) -> dict[str, Any] | None:
+    """Per job: arrival, GPUs W_j, shortest run time R_j and cost lower bound; None when a job cannot run."""
+    G = sum(r.gpus for r in inst.regions)
+    jobs = []
+    for job in inst.jobs:
+        modes, c = job_modes(inst, job)
+        if not modes or job.gpus > G:
+            return None
+        jobs.append((job.arrival_s, job.gpus, min(mo[-1] for mo in modes), c))
+    return {"G": G, "jobs": jobs}
+
+
+def horizon_s(data: dict[str, Any]) -> float:
+    """Where the capacitated columns end (P2.34 makes any end valid): the last arrival plus twice the pool's
+    fluid makespan (sum_j W_j R_j / G) plus the longest run; no schedule worth having starts a job later."""
+    G, jobs = data["G"], data["jobs"]
+    return (max(a for a, _, _, _ in jobs) + 2.0 * sum(W * R for _, W, R, _ in jobs) / G
+            + max(R for _, _, R, _ in jobs))
+
+
+def pick_unit(data: dict[str, Any], max_units: int) -> float:
+    for D in UNITS_S:
+        if horizon_s(data) / D + len(data["jobs"]) + 2 <= max_units:
+            return D
+    return UNITS_S[-1]
+
+
+def build_area(data: dict[str, Any], D: float, compact: bool = True):
+    """Columns and rows of P2.30-P2.34: cost, lo, hi, integ (integer mask), rows {unit: {column: coef}},
+    col_job, links [(x, y, phi lo, phi hi, t)], eqs [(columns, coefs)] (= 0), H, cap.  ``compact``: the
+    full-unit overlaps of all starts t < u < t + q are written W Delta (z_{u-1} - z_{u-q}) with
+    z_v = sum_{t <= v} x_jt (continuous, defined by the rows eqs): the same polytope with O(1) instead of O(q)
+    entries per job and unit."""
+    G, jobs = data["G"], data["jobs"]
+    n = len(jobs)
+    amax = max(a for a, _, _, _ in jobs)
+    H = min(int(math.floor(amax / D)) + sum(int(math.ceil(r / D)) for _, _, r, _ in jobs),
+            int(math.ceil(horizon_s(data) / D))) + 1
+    cost, lo, hi, integ, col_job = [], [], [], [], []
+    rows: dict[int, dict[int, float]] = {}
+
+    def col(c, lo_, hi_, is_int, j):
+        cost.append(c)
+        lo.append(lo_)
+        hi.append(hi_)
+        integ.append(is_int)
+        col_job.append(j)
+        return len(cost) - 1
+
+    links = []        # (x col, y col, phi lo, phi hi, unit t)
+    eqs = []
+    for j, (a, W, R, _) in enumerate(jobs):
+        q = int(math.floor(R / D))
+        rho = R - D * q
+        t0 = int(math.floor(a / D))
+        xs_at: dict[int, list[int]] = {}
+        for t in range(t0, H):
+            pmin = max(a - D * t, 0.0)
+            for k, (p_lo, p_hi) in enumerate(((0.0, D - rho), (D - rho, D))):
+                p_lo = max(p_lo, pmin)
+                if p_hi - p_lo <= 1e-9 * D:
+                    continue
+                xc = col((D * t + R - a) / n, 0.0, 1.0, True, j)
+                yc = col(1.0 / n, 0.0, D, False, j)
+                xs_at.setdefault(t, []).append(xc)
+                links.append((xc, yc, p_lo, p_hi, t))
+                ov = {}        # unit -> (coef of x, coef of y) in GPU-seconds / W
+                if q == 0:     # the run lies in units t (and t+1 on piece 1)
+                    ov[t] = (rho, 0.0) if k == 0 else (D, -1.0)
+                    if k == 1:
+                        ov[t + 1] = (rho - D, 1.0)
+                else:
+                    ov[t] = (D, -1.0)
+                    for u in range(t + 1, t + q) if not compact else ():
+                        ov[u] = (D, 0.0)
+                    if k == 0:
+                        ov[t + q] = (rho, 1.0)
+                    else:
+                        ov[t + q] = (D, 0.0)
+                        ov[t + q + 1] = (rho - D, 1.0)
+                for u, (cx, cy) in ov.items():
+                    if u >= H:
+                        continue
+                    r = rows.setdefault(u, {})
+                    if cx:
+                        r[xc] = r.get(xc, 0.0) + W * cx
+                    if cy:
+                        r[yc] = r.get(yc, 0.0) + W * cy
+        col((D * H + R - a) / n, 0.0, 1.0, True, j)        # P2.34: start at or after H Delta
+        if compact and q >= 2:
+            z = {}
+            for v in range(t0, H - 1):
+                z[v] = col(0.0, 0.0, 1.0, False, j)
+                xs = xs_at.get(v, [])
+                prev = [z[v - 1]] if v - 1 in z else []
+                eqs.append(([z[v]] + prev + xs, [1.0] + [-1.0] * len(prev) + [-1.0] * len(xs)))
+            for u in range(t0 + 1, H):
+                r = rows.setdefault(u, {})
+                r[z[u - 1]] = r.get(z[u - 1], 0.0) + W * D
+                if u - q in z:
+                    r[z[u - q]] = r.get(z[u - q], 0.0) - W * D
+    return {"cost": cost, "lo": lo, "hi": hi, "integ": integ, "rows": rows, "col_job": col_job,
+            "links": links, "eqs": eqs, "H": H, "cap": G * D}
+
+
+def area_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: float = 0.0,
+                     time_unit_s: float | None = None, max_units: int = 400, mip: bool = True,
+                     compact: bool = True) -> dict[str, Any]:
+    """Solve the area relaxation (module doc) with HiGHS; returns lower_bound (mean JCT + mu x the cost lower
+    bound, s), lower_bound_jct_s, lower_bound_cost_usd, status, unit, times.  ``mip=False`` solves only the LP
+    relaxation (its optimum is a valid, weaker bound)."""
+    import highspy
+    import numpy as np
+    t_build = time.perf_counter()
+    data = area_data(inst)
+    if data is None:
+        return {"lower_bound": None, "lower_bound_status": "infeasible",
+                "lower_bound_note": "a job fits no region set"}
+    D = float(time_unit_s) if time_unit_s is not None else pick_unit(data, max_units)
+    m = build_area(data, D, compact)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(options.log))
+    h.setOptionValue("mip_rel_gap", 1e-6)
+    h.setOptionValue("random_seed", int(options.seed))
+    if options.time_limit_s is not None:
+        h.setOptionValue("time_limit", float(max(options.time_limit_s, 0.01)))
+    set_threads(h, options.threads)
+    nc = len(m["cost"])
+    h.addVars(nc, np.array(m["lo"]), np.array(m["hi"]))
+    idx = np.arange(nc, dtype=np.int32)
+    h.changeColsCost(nc, idx, np.array(m["cost"]))
+    if mip:
+        ints = np.array([i for i, b in enumerate(m["integ"]) if b], dtype=np.int32)
+        h.changeColsIntegrality(len(ints), ints, np.ones(len(ints), dtype=np.uint8))
+    by_job: dict[int, list[int]] = {}
+    for c, j in enumerate(m["col_job"]):
+        if m["integ"][c]:
+            by_job.setdefault(j, []).append(c)
+    for j, ks in by_job.items():
+        h.addRow(1.0, 1.0, len(ks), np.array(ks, dtype=np.int32), np.ones(len(ks)))
+    for xc, yc, p_lo, p_hi, _ in m["links"]:     # p_lo x <= y <= p_hi x
+        h.addRow(-highspy.kHighsInf, 0.0, 2, np.array([xc, yc], dtype=np.int32), np.array([p_lo, -1.0]))
+        h.addRow(-highspy.kHighsInf, 0.0, 2, np.array([yc, xc], dtype=np.int32), np.array([1.0, -p_hi]))
+    for cols_, coefs in m["eqs"]:
+        h.addRow(0.0, 0.0, len(cols_), np.array(cols_, dtype=np.int32), np.array(coefs))
+    for u in sorted(m["rows"]):
+        r = m["rows"][u]
+        h.addRow(-highspy.kHighsInf, float(m["cap"]), len(r), np.array(list(r), dtype=np.int32),
+                 np.array(list(r.values())))
+    build_s = time.perf_counter() - t_build
+    t0 = time.perf_counter()
+    run_interruptible(h.run, h.cancelSolve)
+    solve_s = time.perf_counter() - t0
+    st = h.getModelStatus()
+    info = h.getInfo()
+    S = highspy.HighsModelStatus
+    if mip:
+        bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else None
+    else:
+        bound = float(info.objective_function_value) if st == S.kOptimal else None
+    if st == S.kOptimal:
+        status = "optimal"
+    elif st == S.kInfeasible:
+        status, bound = "infeasible", math.inf
+    else:
+        status = "feasible" if info.primal_solution_status == 2 else "time_limit"
+    cost_lb = math.fsum(c for _, _, _, c in data["jobs"])
+    order = None
+    if status in ("optimal", "feasible"):         # the jobs by their (mean) relaxed start: a list order to try
+        xv = h.getSolution().col_value
+        st = [0.0] * len(data["jobs"])
+        for xc, yc, _, _, t in m["links"]:
+            st[m["col_job"][xc]] += D * t * xv[xc] + xv[yc]
+        order = sorted(range(len(st)), key=lambda j: (st[j], j))
+    return {"lower_bound": None if bound is None else bound + mu * cost_lb, "lower_bound_jct_s": bound,
+            "lower_bound_cost_usd": cost_lb, "lower_bound_time_unit_s": D, "lower_bound_status": status,
+            "lower_bound_build_s": build_s, "lower_bound_solve_s": solve_s,
+            "lower_bound_nodes": int(info.mip_node_count) if mip else 0, "lower_bound_columns": nc,
+            "relaxed_order": order,
+            "lower_bound_objective_s": float(info.objective_function_value)
+            if status in ("optimal", "feasible") else None}

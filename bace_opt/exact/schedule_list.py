@@ -1,0 +1,278 @@
+"""Feasible P2 schedules for the upper end of a bracket: a serial list scheduler over placement candidates and a
+seeded local search over its job order (models/schedule.md section 8.4).
+
+``list_schedule(order)`` places the jobs one by one in ``order``: each at the earliest time >= its arrival at
+which one of its candidates (``candidates.enumerate_candidates``) fits every region's free GPUs and every
+link's free bandwidth for the candidate's whole run, given the jobs placed before it (a later job may start
+before an earlier one if it fits in a gap: backfilling); among the candidates fitting at that time, the one
+that ends first (``goal="jct"``); with ``goal="cost"`` the cheapest candidate at its earliest start (the job
+waits for it), with ``goal="sum"`` the start and candidate of least end + mu n cost (costs are taken at the
+job's arrival: exact for prices constant in time; the evaluator re-prices every returned schedule).  Every schedule it returns satisfies the
+capacities by construction and is checked again by the evaluator (``schedule_of``).
+
+``improve(...)`` searches job orders (swap and insert moves, seeded, first improvement) for the lowest mean
+JCT (or cost, or JCT + mu cost) of the list schedule within a time budget.
+"""
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+import random
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..evaluate import make_schedule
+from ..instance import Instance
+from ..schedule import Schedule, SolverInfo
+from .candidates import CandidateSet
+
+#: relative tolerance on capacities (half of the evaluator's, as the exact models use)
+TOL = 5e-10
+#: a job holds its resources this much past its end in the profile: the evaluator recomputes the end from the
+#: start, and a job started exactly at another's end in our arithmetic may overlap it by one rounding error
+END_PAD_S = 1e-6
+
+
+@dataclass
+class JobCands:
+    arrival: float
+    cands: list            # Candidate objects (deduplicated by resource use, run time and cost)
+    use: np.ndarray        # (C, K) use of every resource
+    run: np.ndarray        # (C,) run time, s
+    cost: np.ndarray       # (C,) electricity (+ priced egress) at start 0, USD (prices constant in time)
+    gpus: int = 0          # GPUs every placement holds (g_j S_j)
+    built: dict = field(default_factory=dict)   # placements built by ListScheduler._construct -> index
+
+
+class ListScheduler:
+    """The serial list scheduler of the module doc over a candidate set."""
+
+    def __init__(self, inst: Instance, cs: CandidateSet, max_regions: int = 4):
+        from ..evaluate import price_plan
+        self.inst = inst
+        self.n = len(inst.jobs)
+        regions = [r.name for r in inst.regions]
+        self.rix = {r: k for k, r in enumerate(regions)}
+        self.cap = np.array([float(r.gpus) for r in inst.regions] + [l.bandwidth_gbps for l in inst.links])
+        K = len(self.cap)
+        self.jobs: list[JobCands] = []
+        priced = inst.objective.egress
+        for job in inst.jobs:
+            seen, cands, use, run, cost = set(), [], [], [], []
+            for c in cs.by_job.get(job.name, []):
+                u = np.zeros(K)
+                for r, g in c.gpus:
+                    u[self.rix[r]] += g
+                for li, w in c.link_gbps:
+                    u[len(regions) + li] += w
+                f = price_plan(inst, c.plan(job.arrival_s))
+                cc = f.electricity_usd + (f.egress_usd if priced else 0.0)
+                key = (tuple(u), round(c.run_s, 9), round(cc, 12))
+                if key in seen:
+                    continue
+                seen.add(key)
+                cands.append(c)
+                use.append(u)
+                run.append(f.finish_s - f.start_s)
+                cost.append(cc)
+            self.jobs.append(JobCands(job.arrival_s, cands, np.array(use).reshape(-1, K), np.array(run),
+                                      np.array(cost), job.gpus))
+        self.lim = self.cap * (1 + TOL) + 1e-9
+        self.nreg = len(regions)
+        self.gcap = float(sum(r.gpus for r in inst.regions))
+        self.max_regions = max_regions
+
+    def run(self, order, goal: str = "jct", mu: float = 0.0):
+        """List-schedule the jobs in ``order`` (job indices); returns [(candidate index, start s)] per job index
+        (None for a job that fits nowhere, not even alone)."""
+        return self.run_from(order, goal, mu)[0]
+
+    def run_from(self, order, goal: str = "jct", mu: float = 0.0, pos: int = 0, prev=None):
+        """``run`` that reuses the placements of ``order[:pos]`` from ``prev`` = (out, states) of an order with
+        the same prefix; returns (out, states), states[i] = the usage profile before order[i] is placed."""
+        K = len(self.cap)
+        if prev is None or pos == 0:
+            pos, out, states = 0, [None] * self.n, []
+            times = [0.0]                # breakpoints of the usage profile; level[i] holds on [times[i], times[i+1])
+            level = [np.zeros(K)]
+        else:
+            pout, pstates = prev
+            states = pstates[:pos]
+            out = [None] * self.n
+            for j in order[:pos]:
+                out[j] = pout[j]
+            times, level = list(pstates[pos][0]), list(pstates[pos][1])
+        for j in order[pos:]:
+            states.append((list(times), list(level)))
+            jc = self.jobs[j]
+            if not len(jc.cands):
+                continue
+            starts = sorted({jc.arrival} | {t for t in times if t > jc.arrival})
+            T = np.array(times + [math.inf])
+            L = np.array(level)
+            gpus = L[:, :self.nreg].sum(axis=1).tolist()        # GPUs in use per interval (the pool test)
+            rmin = float(jc.run.min())
+            best = None                      # (key, candidate, start)
+            cmin = float(jc.cost.min())
+            for s in starts:
+                i = bisect.bisect_right(times, s) - 1
+                e0 = bisect.bisect_left(times, s + rmin)
+                if max(gpus[i:max(e0, i + 1)]) + jc.gpus > self.gcap:
+                    continue                 # not even the pool has the job's GPUs free throughout
+                e = np.searchsorted(T, s + jc.run, side="left")        # intervals i .. e-1 overlap [s, s + R)
+                M = np.maximum.accumulate(L[i:], axis=0)              # max level over i..k
+                peak = M[np.clip(e - 1 - i, 0, len(M) - 1)]
+                ok = np.all(peak + jc.use <= self.lim, axis=1)
+                if not ok.any() and goal == "jct" and self.max_regions > 2:
+                    ew = bisect.bisect_left(times, s + 1.01 * float(jc.run.max()))
+                    c = self._construct(j, M, times, i, s, M[min(max(ew - 1 - i, 0), len(M) - 1)])
+                    if c is not None:
+                        ok = np.zeros(len(jc.cands), dtype=bool)
+                        ok[c] = True
+                if not ok.any():
+                    continue
+                idx = np.flatnonzero(ok)
+                if goal == "jct":
+                    key = s + jc.run[idx] + 1e-9 * jc.cost[idx]
+                elif goal == "cost":      # wait for the cheapest placement: the earliest start of the cheapest
+                    key = jc.cost[idx] + 1e-15 * (s + jc.run[idx])
+                else:
+                    key = s + jc.run[idx] + mu * self.n * jc.cost[idx]
+                k = int(np.argmin(key))
+                if best is None or key[k] < best[0]:
+                    best = (float(key[k]), int(idx[k]), s)
+                if goal == "jct" or (goal == "cost" and jc.cost[idx[k]] <= cmin * (1 + 1e-12)):
+                    break
+            if best is not None:
+                _, c, s = best
+                out[j] = (c, s)
+                self._add(times, level, s, s + jc.run[c] + END_PAD_S, jc.use[c])
+        return out, states
+
+    def _construct(self, j: int, M, times, i: int, s: float, peak) -> int | None:
+        """A placement over 3 to ``max_regions`` regions built for start ``s`` when no candidate fits: the
+        regions with the most free GPUs over the window (largest first, each filled), the chain order of least
+        latency over 1-route hops whose links have the bandwidth free; appended to the job's candidates.  None if
+        nothing fits for the placement's whole run."""
+        from .. import formulas as F
+        from ..evaluate import price_plan
+        from .candidates import Candidate
+        inst, jc = self.inst, self.jobs[j]
+        job = inst.jobs[j]
+        g = job.gpus_per_stage
+        free = {r: int((self.cap[self.rix[r]] - peak[self.rix[r]]) // g) for r in inst.eligible_regions(job)}
+        U, left = [], job.stages
+        for r in sorted(free, key=lambda r: (-free[r], r)):
+            if left <= 0 or free[r] <= 0:
+                break
+            U.append((r, min(free[r], left)))
+            left -= U[-1][1]
+        if left > 0 or not 3 <= len(U) <= self.max_regions:
+            return None
+        stages = dict(U)
+        tau = F.tau_s(inst, job, stages)
+        w = F.demand_gbps(job, tau)
+        nreg = self.nreg
+        best = None
+        for order in itertools.permutations(stages):
+            if order[0] > order[-1]:
+                continue
+            rts = [inst.routes(a, b, 1)[0] for a, b in zip(order, order[1:])]
+            lu: dict[int, float] = {}
+            for rt in rts:
+                for li in rt.links:
+                    lu[li] = lu.get(li, 0.0) + w
+            if any(peak[nreg + li] + v > self.lim[nreg + li] for li, v in lu.items()):
+                continue
+            lat = sum(rt.latency_ms for rt in rts)
+            if best is None or lat < best[0]:
+                best = (lat, order, rts, lu)
+        if best is None:
+            return None
+        _, order, rts, lu = best
+        it = F.iteration_s(job, tau, [w] * len(rts), [rt.latency_ms for rt in rts])
+        cand = Candidate(job.name, tuple((r, stages[r]) for r in order), tuple(rts), w, tau, job.iterations * it,
+                         tuple((r, g * stages[r]) for r in order), tuple(sorted(lu.items())),
+                         F.egress_usd(job, [rt.egress_usd_per_gb for rt in rts]))
+        key = (cand.blocks, tuple(rt.regions for rt in rts))
+        if key in jc.built:
+            c = jc.built[key]
+        else:
+            f = price_plan(inst, cand.plan(jc.arrival))
+            u = np.zeros(len(self.cap))
+            for r, n in cand.gpus:
+                u[self.rix[r]] += n
+            for li, v in cand.link_gbps:
+                u[nreg + li] += v
+            jc.cands.append(cand)
+            jc.use = np.vstack([jc.use, u])
+            jc.run = np.append(jc.run, f.finish_s - f.start_s)
+            jc.cost = np.append(jc.cost, f.electricity_usd + (f.egress_usd if inst.objective.egress else 0.0))
+            c = jc.built[key] = len(jc.cands) - 1
+        e = bisect.bisect_left(times, s + jc.run[c])
+        if np.any(M[min(max(e - 1 - i, 0), len(M) - 1)] + jc.use[c] > self.lim):
+            return None
+        return c
+
+    @staticmethod
+    def _add(times, level, s, f, u):
+        for t in (s, f):
+            i = int(np.searchsorted(times, t, side="right")) - 1
+            if times[i] != t:
+                times.insert(i + 1, t)
+                level.insert(i + 1, level[i].copy())
+        i0 = int(np.searchsorted(times, s, side="left"))
+        i1 = int(np.searchsorted(times, f, side="left"))
+        for i in range(i0, i1):
+            level[i] = level[i] + u
+
+    def value(self, sol, goal: str = "jct", mu: float = 0.0) -> float:
+        """Mean JCT, total cost or mean JCT + mu cost of ``sol`` (inf if a job is unplaced)."""
+        if any(x is None for x in sol):
+            return math.inf
+        jct = math.fsum(s + self.jobs[j].run[c] - self.jobs[j].arrival for j, (c, s) in enumerate(sol)) / self.n
+        cost = math.fsum(self.jobs[j].cost[c] for j, (c, _) in enumerate(sol))
+        return jct if goal == "jct" else cost if goal == "cost" else jct + mu * cost
+
+    def schedule_of(self, sol, method: str = "list-schedule") -> Schedule:
+        plans = [self.jobs[j].cands[c].plan(s) for j, (c, s) in enumerate(sol)]
+        return make_schedule(self.inst, plans, method, solver=SolverInfo(method, "feasible"))
+
+
+def improve(ls: ListScheduler, orders, budget_s: float, goal: str = "jct", mu: float = 0.0, seed: int = 1,
+            stop=None):
+    """Seeded local search over job orders from each of ``orders`` (the best start kept): random swap and
+    insert moves, a move kept when it does not worsen the list schedule's value.  Returns (value, order, sol,
+    evaluations)."""
+    rng = random.Random(seed)
+    t_end = time.perf_counter() + budget_s
+    best = None
+    evals = 0
+    for o in orders:
+        sol, states = ls.run_from(o, goal, mu)
+        v = ls.value(sol, goal, mu)
+        evals += 1
+        if best is None or v < best[0]:
+            best = (v, list(o), (sol, states))
+    v, order, (sol, states) = best
+    n = len(order)
+    while n > 1 and time.perf_counter() < t_end and not (stop and stop()):
+        cand = list(order)
+        a, b = rng.sample(range(n), 2)
+        if rng.random() < 0.5:          # a local move: within 3 positions
+            b = min(max(a + rng.choice((-3, -2, -1, 1, 2, 3)), 0), n - 1)
+            if b == a:
+                continue
+        if rng.random() < 0.5:
+            cand[a], cand[b] = cand[b], cand[a]
+        else:
+            cand.insert(b, cand.pop(a))
+        s2, st2 = ls.run_from(cand, goal, mu, min(a, b), (sol, states))
+        v2 = ls.value(s2, goal, mu)
+        evals += 1
+        if v2 <= v:
+            v, order, sol, states = v2, cand, s2, st2
+    return v, order, sol, evals

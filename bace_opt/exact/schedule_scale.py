@@ -1,0 +1,59 @@
+"""P2 brackets at scale (24-72 jobs; models/schedule.md section 8.3-8.4): the best feasible schedule the list
+scheduler's local search finds, started from given schedules' job orders (policies' runs) and simple orders.
+
+``best_list_schedule`` is what ``gaps.report.p2_figures`` (and ``benchmarks.bench_schedule --brackets``) use
+for the upper end of a bracket; the lower end is ``schedule_area.area_lower_bound`` (mean JCT) and
+``schedule_relax.job_modes``' cost lower bound (cost).
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Sequence
+
+from ..instance import Instance
+from ..schedule import Schedule
+from .candidates import enumerate_candidates
+from .schedule_list import ListScheduler, improve
+
+#: the candidate set the list scheduler draws from (the restricted exact P2's: <= 2 regions, 1 route per hop)
+MAX_BLOCKS = 2
+ROUTES_K = 1
+
+
+def start_orders(inst: Instance, ls: ListScheduler, warm: Sequence[Schedule],
+                 orders: Sequence[Sequence[int]] = ()) -> list[list[int]]:
+    """Job orders to start the search from: ``orders`` (e.g. the area relaxation's), every warm schedule's order
+    of start times (unstarted jobs last), arrival then shortest run time, and arrival then least work (GPUs x
+    shortest run time)."""
+    n = len(inst.jobs)
+    out = [list(o) for o in orders]
+    for s in warm:
+        st = {e.name: e.start_s for e in s.jobs if e.status == "done" and e.start_s is not None}
+        out.append(sorted(range(n), key=lambda j: (st.get(inst.jobs[j].name, math.inf), j)))
+    out.append(sorted(range(n), key=lambda j: (inst.jobs[j].arrival_s, _rmin(ls, j), j)))
+    out.append(sorted(range(n), key=lambda j: (inst.jobs[j].arrival_s, _rmin(ls, j) * inst.jobs[j].gpus, j)))
+    out.append(sorted(range(n), key=lambda j: (_rmin(ls, j) * inst.jobs[j].gpus, j)))
+    return out
+
+
+def _rmin(ls: ListScheduler, j: int) -> float:
+    r = ls.jobs[j].run
+    return float(r.min()) if len(r) else math.inf
+
+
+def best_list_schedule(inst: Instance, budget_s: float, warm: Sequence[Schedule] = (), goal: str = "jct",
+                       mu: float = 0.0, seed: int = 1, stop=None, orders: Sequence[Sequence[int]] = ()
+                       ) -> dict[str, Any]:
+    """The list scheduler's local search (``schedule_list.improve``) within ``budget_s`` seconds for ``goal``
+    ("jct": mean JCT; "cost": total cost; "sum": mean JCT + mu cost).  Returns schedule (evaluator-priced, or
+    None when a job fits nowhere), value, evaluations, wall_s and the candidate limits used."""
+    t0 = time.perf_counter()
+    cs = enumerate_candidates(inst, max_blocks=MAX_BLOCKS, routes_k=ROUTES_K)
+    ls = ListScheduler(inst, cs)
+    starts = start_orders(inst, ls, warm, orders)
+    left = max(budget_s - (time.perf_counter() - t0), 0.0)
+    v, order, sol, evals = improve(ls, starts, left, goal, mu, seed, stop)
+    sched = ls.schedule_of(sol) if math.isfinite(v) else None
+    return {"schedule": sched, "value": v, "evaluations": evals, "wall_s": time.perf_counter() - t0,
+            "candidates": f"<= {MAX_BLOCKS} regions per job, {ROUTES_K} route per hop"}
