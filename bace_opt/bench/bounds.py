@@ -107,9 +107,9 @@ def bound_report(dist: pd.DataFrame, md) -> str:
         return ""
     text = ["### Distance to the certified lower bound (P2 brackets)\n\n"
             "Per policy and regime, over the seeds whose instance has a P2 bracket: its mean JCT and its electricity "
-            "cost as % above the bracket's lower bounds (mean over seeds / largest). The optimum lies between "
-            "the bound and the best policy, so this is at least as far as the policy is from optimal. Seeds whose "
-            "run left jobs unfinished are not placed (`unfinished`)."]
+            "cost as % above the bracket's lower bounds (mean over seeds / largest). The optimum lies at or above "
+            "the bound, so the policy is at most this far from optimal. Seeds whose run left jobs unfinished are "
+            "not placed (`unfinished`)."]
     bad = dist[dist["below_bound"] > 0]
     if not bad.empty:
         text.append("**A policy lies below a lower bound** (" + ", ".join(
