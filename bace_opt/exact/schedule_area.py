@@ -34,7 +34,7 @@ from typing import Any
 
 from ..instance import Instance
 from ..solvers.base import SolveOptions, run_interruptible
-from ..solvers.highs import set_threads
+from ..solvers.highs import direct_highs
 from .schedule_relax import job_modes
 
 #: time units tried, the smallest one whose model has at most ``max_units`` units is taken
@@ -161,13 +161,7 @@ def area_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu:
                 "lower_bound_note": "a job fits no region set"}
     D = float(time_unit_s) if time_unit_s is not None else pick_unit(data, max_units)
     m = build_area(data, D, compact)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(options.log))
-    h.setOptionValue("mip_rel_gap", 1e-6)
-    h.setOptionValue("random_seed", int(options.seed))
-    if options.time_limit_s is not None:
-        h.setOptionValue("time_limit", float(max(options.time_limit_s, 0.01)))
-    set_threads(h, options.threads)
+    h = direct_highs(options)
     nc = len(m["cost"])
     h.addVars(nc, np.array(m["lo"]), np.array(m["hi"]))
     idx = np.arange(nc, dtype=np.int32)

@@ -32,7 +32,7 @@ from typing import Any
 from .. import formulas as F
 from ..instance import Instance
 from ..solvers.base import SolveOptions
-from ..solvers.highs import set_threads
+from ..solvers.highs import direct_highs
 
 log = logging.getLogger(__name__)
 
@@ -200,13 +200,7 @@ def pool_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu:
         D = float(time_unit_s)
     d = [max(int(math.floor(r / D)) - 1, 0) for r in R]
     H = int(math.ceil(amax / D)) + sum(d) + 1
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(options.log))
-    h.setOptionValue("mip_rel_gap", 1e-6)
-    h.setOptionValue("random_seed", int(options.seed))
-    if options.time_limit_s is not None:
-        h.setOptionValue("time_limit", float(max(options.time_limit_s, 0.01)))
-    set_threads(h, options.threads)
+    h = direct_highs(options)
     cols = []            # (job, t)
     costs = []
     for j, job in enumerate(inst.jobs):

@@ -48,6 +48,20 @@ def set_threads(h, threads: int | None) -> int:
     return n
 
 
+def direct_highs(options: SolveOptions, rel_gap: float = 1e-6):
+    """A highspy object for a direct solve (a relaxation built as a matrix, not through Pyomo): the solver's log,
+    ``rel_gap``, random seed, time limit and threads (``set_threads``) taken from ``options``."""
+    import highspy
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(options.log))
+    h.setOptionValue("mip_rel_gap", rel_gap)
+    h.setOptionValue("random_seed", int(options.seed))
+    if options.time_limit_s is not None:
+        h.setOptionValue("time_limit", float(max(options.time_limit_s, 0.01)))
+    set_threads(h, options.threads)
+    return h
+
+
 def _cancel(opt) -> None:
     """HiGHS' own cancel on the highspy object the appsi interface owns (set once the solve started)."""
     h = getattr(opt, "_solver_model", None)
