@@ -42,6 +42,8 @@ def test_read_brackets_refuses_a_file_that_is_not_brackets(tmp_path, text, msg):
         read_brackets([_brackets(tmp_path, text)])
     with pytest.raises(InputError, match="not found"):
         read_brackets([tmp_path / "missing.csv"])
+    with pytest.raises(InputError, match="cannot read the brackets file"):
+        read_brackets([tmp_path])                    # a folder
 
 
 def test_distance_places_finished_runs_only_and_reports_a_policy_below_a_bound(tmp_path):

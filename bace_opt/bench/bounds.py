@@ -40,6 +40,8 @@ def read_brackets(paths: Iterable) -> pd.DataFrame:
             df = pd.read_csv(p, keep_default_na=False, na_values=[""])
         except FileNotFoundError:
             raise InputError(f"brackets file not found: {p}") from None
+        except OSError as e:            # a folder, no permission, an I/O error
+            raise InputError(f"{p}: cannot read the brackets file: {e.strerror or e}") from None
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
             raise InputError(f"{p}: not a brackets CSV ({type(e).__name__}: {e})") from None
         missing = [c for c in BRACKET_COLUMNS[:2] if c not in df.columns]
