@@ -36,9 +36,10 @@ def test_incomplete_candidate_set_is_not_certified():
     s = solve(inst, problem="schedule", solver="cpsat", time_limit=30, bracket=True, max_blocks=1)
     x = s.solver.extra
     assert x["lower_bound_slotted_certified"] is False and "incomplete" in x["lower_bound_note"]
-    # the pool relaxation needs no candidates: the bracket still has a certified lower end
-    assert x["lower_bound_certified"] and x["lower_bound_kind"].startswith("pool")
-    assert x["lower_bound"] <= x["upper_bound"]
+    # the pool and area relaxations need no candidates: the bracket still has a certified lower end
+    assert x["lower_bound_certified"] and x["lower_bound_kind"].startswith(("pool", "area"))
+    assert x["lower_bound"] == max(x["lower_bound_pool"], x["lower_bound_area"])
+    assert x["lower_bound"] <= x["upper_bound"] * (1 + 1e-9)     # equal here, up to the solver's rounding
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -96,3 +97,42 @@ def test_cli_bracket(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "bracket: lower" in out and "certified" in out
     assert main(["solve", str(p), "--bracket", "-o", str(tmp_path / "t.json")]) == 2
+
+
+def _too_large(seed, mu=0.0, limit=4.0):
+    """A bracket whose exact P2 refuses to build (a 10-column limit): the list scheduler gives the upper end."""
+    from bace_opt.exact.schedule_bound import solve_bracket
+    from bace_opt.solvers.base import SolveOptions
+    inst = random_instance(seed, 3, 6, max_gpus_per_region=8, max_stages=4, max_arrival_s=3600.0)
+    opts = SolveOptions(time_limit_s=limit, backend_options={"max_columns": 10})
+    return inst, solve_bracket(inst, "highs", opts, mu=mu)
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_bracket_without_the_exact_model_uses_the_list_scheduler(seed):
+    from bace_opt.evaluate import evaluate
+    inst, s = _too_large(seed)
+    si, x = s.solver, s.solver.extra
+    assert si.name == "list-schedule" and si.status == "feasible" and "too large" in si.message
+    assert s.method == "list-schedule" and evaluate(inst, s).feasible
+    assert x["upper_bound"] == pytest.approx(s.metrics["avg_jct_s"], rel=1e-12) == si.objective
+    assert x["lower_bound_certified"] and x["lower_bound_kind"].startswith(("pool", "area"))
+    assert x["lower_bound_slotted"] is None and si.bound == x["lower_bound"]
+    assert 0 <= x["bracket_gap"] == si.gap < 1
+    for p in ("bace-pipe", "fifo", "lcf", "price-pack"):
+        r = simulate(inst, policy=p)
+        assert r.metrics["avg_jct_s"] >= x["lower_bound"] - 1e-6, p
+
+
+def test_weighted_sum_bracket_contains_every_policy():
+    from bace_opt.evaluate.metrics import objective_cost_usd
+    mu = 30.0
+    inst, s = _too_large(2, mu=mu)
+    x = s.solver.extra
+    assert x["upper_bound"] == pytest.approx(s.metrics["avg_jct_s"] + mu * objective_cost_usd(inst, s.metrics))
+    # the weighted bound is the mean JCT bound plus mu x the cost bound (both certified, so is their sum)
+    assert x["lower_bound"] == pytest.approx(x["lower_bound_jct_s"] + mu * x["lower_bound_cost_usd"])
+    assert x["lower_bound"] <= x["upper_bound"]
+    for p in ("bace-pipe", "cr-lcf", "price-pack"):
+        m = simulate(inst, policy=p).metrics
+        assert m["avg_jct_s"] + mu * objective_cost_usd(inst, m) >= x["lower_bound"] - 1e-6, p

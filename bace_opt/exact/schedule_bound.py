@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..instance import Instance
-from ..schedule import Schedule
+from ..schedule import Schedule, SolverInfo
 from ..solvers.base import SolveOptions
 from .candidates import enumerate_candidates
 from .schedule import solve_schedule, build_problem
@@ -28,40 +28,116 @@ from .schedule import solve_schedule, build_problem
 log = logging.getLogger(__name__)
 
 
+#: shares of the time limit: the exact P2 first, then the lower bounds, the list scheduler's search the rest
+EXACT_SHARE, POOL_SHARE, AREA_SHARE = 0.4, 0.15, 0.2
+#: the pool relaxation (P2.29) and the area relaxation's MIP (P2.30-P2.34) up to this many jobs (LP above)
+POOL_MAX_JOBS = AREA_MIP_MAX_JOBS = 30
+#: the list scheduler's search budget when the solve has no time limit
+SEARCH_DEFAULT_S = 60.0
+
+
 def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions = SolveOptions(), mu: float = 0.0,
                   **kw) -> Schedule:
-    """``solve_schedule`` (keyword arguments alike) with half of the time limit, then the lower bounds with the
-    rest: the pool relaxation (``schedule_relax.pool_lower_bound``, valid over all placements, a quarter) and
-    the slotted relaxation on the same time unit and candidates (certified when the candidate set is
-    complete).  The bracket goes into ``solver.extra``: lower_bound (the larger certified one; its source in
-    lower_bound_kind), upper_bound (the returned schedule's evaluator objective), bracket_gap =
-    (upper - lower) / upper, lower_bound_certified (and lower_bound_note: why not)."""
-    from .schedule_relax import pool_lower_bound
+    """``solve_schedule`` (keyword arguments alike) with ``EXACT_SHARE`` of the time limit, then the lower
+    bounds: the pool relaxation (``schedule_relax.pool_lower_bound``, up to ``POOL_MAX_JOBS`` jobs), the area
+    relaxation (``schedule_area.area_lower_bound``; its MIP up to ``AREA_MIP_MAX_JOBS`` jobs, its LP above),
+    both valid over all placements, and the slotted relaxation on the exact model's time unit and candidates
+    (certified when the candidate set is complete).  Unless the exact P2 proved its optimum, the list
+    scheduler's local search (``schedule_scale.best_list_schedule``, warm-started from the exact schedule) gets
+    the rest of the time, and its schedule is returned when the exact model found none or a worse one (also
+    when the exact model is too large to build: the case at paper scale).  The bracket goes into
+    ``solver.extra``: lower_bound (the larger certified one; its source in lower_bound_kind), upper_bound (the
+    returned schedule's evaluator objective, mean JCT + mu cost), bracket_gap = (upper - lower) / upper,
+    lower_bound_certified (and lower_bound_note: why not)."""
     wall0 = time.perf_counter()
-    sched = solve_schedule(inst, solver, split_budget(options, 0.5), mu=mu, **kw)
+    sched = solve_schedule(inst, solver, split_budget(options, EXACT_SHARE), mu=mu, **kw)
     si = sched.solver
+    cands = bracket_lower_bounds(inst, options, mu, wall0)
     delta = si.extra.get("time_unit_s")
-    if delta is None:                       # nothing was built (e.g. a job without candidates)
-        return sched
-    pool = pool_lower_bound(inst, split_budget(options, 0.25), mu=mu)
-    cands = []
-    if pool.get("lower_bound") is not None:
-        cands.append(dict(pool, lower_bound_certified=True, lower_bound_kind="pool relaxation (P2.29)"))
-    cs = enumerate_candidates(inst, max_blocks=kw.get("max_blocks"), routes_k=kw.get("routes_k"))
-    left = None if options.time_limit_s is None else max(options.time_limit_s - (time.perf_counter() - wall0), 0.01)
-    opts = options if left is None else replace(options, time_limit_s=left)
-    slot = lower_bound(inst, cs, delta, mu, kw.get("cost_cap_usd"), solver, opts, kw.get("horizon_s"))
-    slot["lower_bound_kind"] = "slotted relaxation (P2.20-P2.23)"
-    cands.append(slot)
+    slot: dict[str, Any] = {}
+    if delta is not None:                   # the exact model was built: its relaxation on the same grid
+        cs = enumerate_candidates(inst, max_blocks=kw.get("max_blocks"), routes_k=kw.get("routes_k"))
+        slot = lower_bound(inst, cs, delta, mu, kw.get("cost_cap_usd"), solver,
+                           remaining(options, wall0, 1.0 - EXACT_SHARE - POOL_SHARE - AREA_SHARE), kw.get("horizon_s"))
+        slot["lower_bound_kind"] = "slotted relaxation (P2.20-P2.23)"
+        cands.append(slot)
     cert = [c for c in cands if c.get("lower_bound_certified") and c.get("lower_bound") is not None]
-    best = max(cert, key=lambda c: c["lower_bound"]) if cert else slot
-    if cert and not slot.get("lower_bound_certified"):
+    best = max(cert, key=lambda c: c["lower_bound"]) if cert else (slot or {"lower_bound": None})
+    if cert and slot and not slot.get("lower_bound_certified"):
         best = dict(best, lower_bound_note=slot.get("lower_bound_note"))
-    best = dict(best, lower_bound_pool=pool.get("lower_bound"), lower_bound_slotted=slot.get("lower_bound"),
+    best = dict(best, lower_bound_pool=next((c["lower_bound"] for c in cands if c.get("kind") == "pool"), None),
+                lower_bound_area=next((c["lower_bound"] for c in cands if c.get("kind") == "area"), None),
+                lower_bound_slotted=slot.get("lower_bound"),
                 lower_bound_slotted_certified=bool(slot.get("lower_bound_certified")))
+    best.pop("kind", None)
     upper = si.extra.get("evaluator_objective") if si.objective is not None else None
+    if si.status != "optimal" or upper is None:
+        sched, upper = list_upper(inst, sched, upper, options, mu, wall0, kw.get("cost_cap_usd"))
+        si = sched.solver
     extra = dict(si.extra, **bracket_fields(upper, best))
+    if upper is not None and best.get("lower_bound") is not None and si.name == "list-schedule":
+        si = replace(si, bound=best["lower_bound"], gap=extra["bracket_gap"])
     return sched.replace(solver=replace(si, extra=extra, wall_s=time.perf_counter() - wall0))
+
+
+def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0: float) -> list[dict[str, Any]]:
+    """The candidate-free lower bounds of ``solve_bracket``: the pool relaxation (up to ``POOL_MAX_JOBS`` jobs)
+    and the area relaxation, each within its share of the time limit."""
+    from .schedule_area import area_lower_bound
+    from .schedule_relax import pool_lower_bound
+    n = len(inst.jobs)
+    out = []
+    if n <= POOL_MAX_JOBS:
+        pool = pool_lower_bound(inst, remaining(options, wall0, EXACT_SHARE + POOL_SHARE), mu=mu)
+        if pool.get("lower_bound") is not None:
+            out.append(dict(pool, lower_bound_certified=True, lower_bound_kind="pool relaxation (P2.29)", kind="pool"))
+    area = area_lower_bound(inst, remaining(options, wall0, EXACT_SHARE + POOL_SHARE + AREA_SHARE), mu=mu,
+                            mip=n <= AREA_MIP_MAX_JOBS, max_units=400 if n <= AREA_MIP_MAX_JOBS else 1400)
+    if area.get("lower_bound") is not None:
+        what = "MIP" if n <= AREA_MIP_MAX_JOBS else "LP"
+        out.append(dict(area, lower_bound_certified=True, kind="area",
+                        lower_bound_kind=f"area relaxation (P2.30-P2.34), {what} {area['lower_bound_status']}, "
+                                         f"unit {area['lower_bound_time_unit_s']:g} s"))
+    return out
+
+
+def list_upper(inst: Instance, sched: Schedule, upper: float | None, options: SolveOptions, mu: float,
+               wall0: float, cost_cap_usd: float | None) -> tuple[Schedule, float | None]:
+    """The list scheduler's local search (mean JCT, or mean JCT + mu cost) within the time left, warm-started
+    from ``sched`` when it has started jobs; returns the better of the two schedules and its evaluator
+    objective.  A list schedule over ``cost_cap_usd`` or failing the evaluator's check is not used."""
+    from ..evaluate import evaluate
+    from ..evaluate.metrics import objective_cost_usd
+    from .schedule_scale import best_list_schedule
+    left = SEARCH_DEFAULT_S if options.time_limit_s is None else max(
+        options.time_limit_s - (time.perf_counter() - wall0), 0.5)
+    warm = [sched] if any(e.status == "done" for e in sched.jobs) else []
+    ls = best_list_schedule(inst, left, warm=warm, goal="jct" if not mu or cost_cap_usd is not None else "sum",
+                            mu=mu, seed=options.seed)
+    cand = ls["schedule"]
+    if cand is None or not evaluate(inst, cand).feasible:
+        return sched, upper
+    cost = objective_cost_usd(inst, cand.metrics)
+    if cost_cap_usd is not None and cost > cost_cap_usd * (1 + 1e-9):
+        return sched, upper
+    ev = cand.metrics["avg_jct_s"] + (0.0 if cost_cap_usd is not None else mu * cost)
+    if upper is not None and ev >= upper:
+        return sched, upper
+    why = sched.solver.message or sched.solver.status
+    info = SolverInfo(name="list-schedule", status="feasible", objective=ev, wall_s=ls["wall_s"],
+                      message=f"exact P2 ({sched.solver.name}): {why}; the schedule is the list scheduler's "
+                              f"({ls['evaluations']} orders, {ls['candidates']})",
+                      extra={"evaluator_objective": ev, "evaluator_objective_cost_usd": cost,
+                             "exact_status": sched.solver.status, "list_orders": ls["evaluations"]})
+    return cand.replace(solver=info, method="list-schedule"), ev
+
+
+def remaining(options: SolveOptions, wall0: float, upto: float) -> SolveOptions:
+    """``options`` with the time limit cut to end at ``upto`` x the limit after ``wall0`` (at least 0.5 s)."""
+    if options.time_limit_s is None:
+        return options
+    end = options.time_limit_s * upto - (time.perf_counter() - wall0)
+    return replace(options, time_limit_s=max(end, 0.5))
 
 
 def lower_bound(inst: Instance, cands, delta_s: float, mu: float, cost_cap_usd: float | None, solver: str,
