@@ -52,7 +52,7 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
     wall0 = time.perf_counter()
     sched = solve_schedule(inst, solver, split_budget(options, EXACT_SHARE), mu=mu, **kw)
     si = sched.solver
-    cands = bracket_lower_bounds(inst, options, mu, wall0)
+    cands = bracket_lower_bounds(inst, options, mu, wall0, kw.get("cost_cap_usd"))
     delta = si.extra.get("time_unit_s")
     slot: dict[str, Any] = {}
     if delta is not None:                   # the exact model was built: its relaxation on the same grid
@@ -67,6 +67,7 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
         best = dict(best, lower_bound_note=slot.get("lower_bound_note"))
     best = dict(best, lower_bound_pool=next((c["lower_bound"] for c in cands if c.get("kind") == "pool"), None),
                 lower_bound_area=next((c["lower_bound"] for c in cands if c.get("kind") == "area"), None),
+                lower_bound_sum=next((c["lower_bound"] for c in cands if c.get("kind") == "sum"), None),
                 lower_bound_slotted=slot.get("lower_bound"),
                 lower_bound_slotted_certified=bool(slot.get("lower_bound_certified")))
     best.pop("kind", None)
@@ -80,24 +81,36 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
     return sched.replace(solver=replace(si, extra=extra, wall_s=time.perf_counter() - wall0))
 
 
-def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0: float) -> list[dict[str, Any]]:
+def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0: float,
+                         cost_cap_usd: float | None = None) -> list[dict[str, Any]]:
     """The candidate-free lower bounds of ``solve_bracket``: the pool relaxation (up to ``POOL_MAX_JOBS`` jobs)
-    and the area relaxation, each within its share of the time limit."""
+    and the area relaxation, each within its share of the time limit; with mu > 0 (and no cost cap) the area
+    relaxation with region energy (P2.35, ``schedule_area_sum``) shares the area's time."""
     from .schedule_area import area_lower_bound
+    from .schedule_area_sum import sum_lower_bound
     from .schedule_relax import pool_lower_bound
     n = len(inst.jobs)
+    mip = n <= AREA_MIP_MAX_JOBS
+    what, units = ("MIP", 400) if mip else ("LP", 1400)
+    joint = bool(mu) and cost_cap_usd is None
     out = []
     if n <= POOL_MAX_JOBS:
         pool = pool_lower_bound(inst, remaining(options, wall0, EXACT_SHARE + POOL_SHARE), mu=mu)
         if pool.get("lower_bound") is not None:
             out.append(dict(pool, lower_bound_certified=True, lower_bound_kind="pool relaxation (P2.29)", kind="pool"))
-    area = area_lower_bound(inst, remaining(options, wall0, EXACT_SHARE + POOL_SHARE + AREA_SHARE), mu=mu,
-                            mip=n <= AREA_MIP_MAX_JOBS, max_units=400 if n <= AREA_MIP_MAX_JOBS else 1400)
+    upto = EXACT_SHARE + POOL_SHARE + (AREA_SHARE / 2 if joint else AREA_SHARE)
+    area = area_lower_bound(inst, remaining(options, wall0, upto), mu=mu, mip=mip, max_units=units)
     if area.get("lower_bound") is not None:
-        what = "MIP" if n <= AREA_MIP_MAX_JOBS else "LP"
         out.append(dict(area, lower_bound_certified=True, kind="area",
                         lower_bound_kind=f"area relaxation (P2.30-P2.34), {what} {area['lower_bound_status']}, "
                                          f"unit {area['lower_bound_time_unit_s']:g} s"))
+    if joint:
+        sb = sum_lower_bound(inst, remaining(options, wall0, EXACT_SHARE + POOL_SHARE + AREA_SHARE), mu=mu,
+                             mip=mip, max_units=units)
+        if sb.get("lower_bound") is not None:
+            out.append(dict(sb, lower_bound_certified=True, kind="sum", lower_bound_kind=(
+                f"area relaxation with region energy (P2.35), {what} {sb['lower_bound_status']}, "
+                f"unit {sb['lower_bound_time_unit_s']:g} s")))
     return out
 
 

@@ -37,7 +37,8 @@ from ..solvers.highs import direct_highs
 log = logging.getLogger(__name__)
 
 
-def _min_price(inst: Instance, region: str) -> float:
+def lowest_price(inst: Instance, region: str) -> float:
+    """The region's lowest electricity price, USD per kWh (its constant price or its series' minimum)."""
     r = inst.region(region)
     if r.price_series is None:
         return r.price_usd_per_kwh
@@ -69,7 +70,7 @@ def job_modes(inst: Instance, job) -> tuple[list[tuple], float]:
         return [], math.inf
     rlb = min(md[-1] for md in modes)
     rate = sorted((job.gpus_per_stage * inst.gpu_types[inst.region(r).gpu_type].power_w * inst.region(r).pue
-                   / 1000.0 * _min_price(inst, r) / 3600.0, r) for r in elig)
+                   / 1000.0 * lowest_price(inst, r) / 3600.0, r) for r in elig)
     left, usd_per_s = S, 0.0
     for pr, r in rate:
         k = min(left, cap[r])

@@ -1,0 +1,135 @@
+"""A lower bound of the weighted sum, mean JCT + mu x cost, that prices the area relaxation's GPU-seconds region
+by region (models/schedule.md section 8.3, P2.35).
+
+The separable bound (the area relaxation's mean JCT bound plus mu x every job at its cheapest rate) is valid but
+loose when the cheap regions cannot hold every job at once: the jobs that finish early pay more.  Here the
+GPU-seconds the pool holds in unit tau (the left side of P2.32) are split among the regions, e_r,tau >= 0,
+at most G_r Delta each, and priced at the region's lowest rate in the unit kappa_r,tau (GPU power x PUE x
+lowest price in [Delta tau, Delta (tau + 1)), per GPU-second); the mean JCT and the cost then share one optimum:
+
+    (P2.35)  sum_j W_j overlap_j(tau) - sum_r e_r,tau <= 0,   0 <= e_r,tau <= G_r Delta   (every unit tau < H)
+             min  sum_j JCT_j / n + mu (sum_r,tau kappa_r,tau e_r,tau + sum_j tail_j)
+
+tail_j: the part of a run past the last capacitated unit H, at the lowest rate of any region (GPU-seconds), written on the starts
+whose whole run-range lies past H (elsewhere 0, which only lowers the bound); a start at or after H (P2.34)
+pays the job's cheapest-rate cost bound.
+
+Validity: take any schedule and truncate every run to R_j as in P2.30-P2.34.  The truncated runs' GPU-seconds
+in unit tau are a split over the regions that hold them, at most G_r Delta in region r; set e_r,tau to that
+split.  The cost of a run's GPU-seconds in region r and unit tau is at least kappa_r,tau times them (the true
+run is at least as long, the price at least the unit's lowest, egress >= 0, and eligibility restrictions only
+remove splits), so the objective is at most the schedule's mean JCT + mu cost.  The bound is HiGHS' proven one (the MIP's dual bound,
+the LP's optimum).
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from .. import formulas as F
+from ..instance import Instance
+from ..solvers.base import SolveOptions, run_interruptible
+from ..solvers.highs import direct_highs
+from .schedule_area import area_data, build_area, pick_unit
+from .schedule_relax import lowest_price
+
+
+def region_rates(inst: Instance, t0: float | None = None, t1: float | None = None) -> list[float]:
+    """kappa_r: USD per GPU-second (GPU power x PUE x price) at each region's lowest price, over all time or
+    over [t0, t1)."""
+    out = []
+    curves = F.price_curves(inst)
+    for r in inst.regions:
+        if t0 is None:
+            p = lowest_price(inst, r.name)
+        else:
+            c = curves[r.name]
+            p = min([c.at(t0)] + [c.at(t) for t in c.change_times(t0, t1)])
+        out.append(inst.gpu_types[r.gpu_type].power_w * r.pue / 1000.0 * p / 3600.0)
+    return out
+
+
+def sum_model(inst: Instance, data: dict[str, Any], D: float, mu: float) -> dict[str, Any]:
+    """The area relaxation's columns and rows (``build_area``) with the region columns e_r,tau and the cost
+    terms of P2.35: cost, lo, hi, integ, rows {unit: {column: coef}} (each <= 0), eqs, one-of rows."""
+    m = build_area(data, D, compact=True)
+    jobs, H = data["jobs"], m["H"]
+    cost, lo, hi, integ = list(m["cost"]), list(m["lo"]), list(m["hi"]), list(m["integ"])
+    kmin = min(region_rates(inst))
+    linked = set()
+    for xc, yc, _, _, t in m["links"]:        # tail past H at the cheapest rate, where the whole range is past
+        linked.add(xc)
+        _, W, R, _ = jobs[m["col_job"][xc]]
+        if D * t + R >= D * H:
+            cost[xc] += mu * kmin * W * (D * t + R - D * H)
+            cost[yc] += mu * kmin * W
+    for c, j in enumerate(m["col_job"]):      # P2.34's start at or after H: the job's cheapest-rate bound
+        if integ[c] and c not in linked:
+            cost[c] += mu * jobs[j][3]
+    rows = {}
+    for u, row in m["rows"].items():
+        kappa = region_rates(inst, D * u, D * (u + 1))
+        row = dict(row)
+        for r, reg in enumerate(inst.regions):
+            cost.append(mu * kappa[r])
+            lo.append(0.0)
+            hi.append(reg.gpus * D)
+            integ.append(False)
+            row[len(cost) - 1] = -1.0
+        rows[u] = row
+    one_of: dict[int, list[int]] = {}
+    for c, j in enumerate(m["col_job"]):
+        if m["integ"][c]:
+            one_of.setdefault(j, []).append(c)
+    return {"cost": cost, "lo": lo, "hi": hi, "integ": integ, "rows": rows, "eqs": m["eqs"],
+            "links": m["links"], "one_of": list(one_of.values()), "H": H}
+
+
+def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: float = 0.0,
+                    time_unit_s: float | None = None, max_units: int = 400, mip: bool = False) -> dict[str, Any]:
+    """Solve P2.35 (module doc) with HiGHS; returns lower_bound (of mean JCT + mu x cost, s), its status, the
+    time unit and the times.  ``mip``: the starts integral (its dual bound), else the LP (its optimum)."""
+    import highspy
+    import numpy as np
+    t0 = time.perf_counter()
+    data = area_data(inst)
+    if data is None:
+        return {"lower_bound": None, "lower_bound_status": "infeasible",
+                "lower_bound_note": "a job fits no region set"}
+    D = float(time_unit_s) if time_unit_s is not None else pick_unit(data, max_units)
+    m = sum_model(inst, data, D, mu)
+    h = direct_highs(options)
+    nc = len(m["cost"])
+    h.addVars(nc, np.array(m["lo"]), np.array(m["hi"]))
+    h.changeColsCost(nc, np.arange(nc, dtype=np.int32), np.array(m["cost"]))
+    if mip:
+        ints = np.array([i for i, b in enumerate(m["integ"]) if b], dtype=np.int32)
+        h.changeColsIntegrality(len(ints), ints, np.ones(len(ints), dtype=np.uint8))
+    inf = highspy.kHighsInf
+    for ks in m["one_of"]:
+        h.addRow(1.0, 1.0, len(ks), np.array(ks, dtype=np.int32), np.ones(len(ks)))
+    for xc, yc, p_lo, p_hi, _ in m["links"]:     # p_lo x <= y <= p_hi x
+        h.addRow(-inf, 0.0, 2, np.array([xc, yc], dtype=np.int32), np.array([p_lo, -1.0]))
+        h.addRow(-inf, 0.0, 2, np.array([yc, xc], dtype=np.int32), np.array([1.0, -p_hi]))
+    for cols_, coefs in m["eqs"]:
+        h.addRow(0.0, 0.0, len(cols_), np.array(cols_, dtype=np.int32), np.array(coefs))
+    for u in sorted(m["rows"]):
+        r = m["rows"][u]
+        h.addRow(-inf, 0.0, len(r), np.array(list(r), dtype=np.int32), np.array(list(r.values())))
+    build_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    run_interruptible(h.run, h.cancelSolve)
+    st, info = h.getModelStatus(), h.getInfo()
+    S = highspy.HighsModelStatus
+    if mip:
+        bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else None
+    else:
+        bound = float(info.objective_function_value) if st == S.kOptimal else None
+    status = ("optimal" if st == S.kOptimal else "infeasible" if st == S.kInfeasible
+              else "feasible" if info.primal_solution_status == 2 else "time_limit")
+    if status == "infeasible":
+        bound = math.inf
+    return {"lower_bound": bound, "lower_bound_status": status, "lower_bound_time_unit_s": D,
+            "lower_bound_build_s": build_s, "lower_bound_solve_s": time.perf_counter() - t1,
+            "lower_bound_columns": nc}
