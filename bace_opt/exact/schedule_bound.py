@@ -29,9 +29,12 @@ log = logging.getLogger(__name__)
 
 
 #: shares of the time limit: the exact P2 first, then the lower bounds, the list scheduler's search the rest
-EXACT_SHARE, POOL_SHARE, AREA_SHARE = 0.4, 0.15, 0.2
-#: the pool relaxation (P2.29) and the area relaxation's MIP (P2.30-P2.34) up to this many jobs (LP above)
-POOL_MAX_JOBS = AREA_MIP_MAX_JOBS = 30
+#: (time a step leaves unused flows to the next)
+EXACT_SHARE, AREA_SHARE, POOL_SHARE, SLOTTED_SHARE = 0.4, 0.2, 0.1, 0.15
+#: the area relaxation's MIP (P2.30-P2.34) up to this many jobs (its LP on a fine grid above)
+AREA_MIP_MAX_JOBS = 30
+#: the pool relaxation (P2.29) up to this many jobs (above, the area relaxation is the stronger bound)
+POOL_MAX_JOBS = 12
 #: the list scheduler's search budget when the solve has no time limit
 SEARCH_DEFAULT_S = 60.0
 
@@ -39,13 +42,12 @@ SEARCH_DEFAULT_S = 60.0
 def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions = SolveOptions(), mu: float = 0.0,
                   **kw) -> Schedule:
     """``solve_schedule`` (keyword arguments alike) with ``EXACT_SHARE`` of the time limit, then the lower
-    bounds: the pool relaxation (``schedule_relax.pool_lower_bound``, up to ``POOL_MAX_JOBS`` jobs), the area
-    relaxation (``schedule_area.area_lower_bound``; its MIP up to ``AREA_MIP_MAX_JOBS`` jobs, its LP above),
-    both valid over all placements, and the slotted relaxation on the exact model's time unit and candidates
-    (certified when the candidate set is complete).  Unless the exact P2 proved its optimum, the list
-    scheduler's local search (``schedule_scale.best_list_schedule``, warm-started from the exact schedule) gets
-    the rest of the time, and its schedule is returned when the exact model found none or a worse one (also
-    when the exact model is too large to build: the case at paper scale).  The bracket goes into
+    bounds (``bracket_lower_bounds``: the area relaxations and, up to ``POOL_MAX_JOBS`` jobs, the pool
+    relaxation, valid over all placements) and the slotted relaxation on the exact model's time unit and
+    candidates (certified when the candidate set is complete).  Unless the exact P2 proved its optimum, the
+    list scheduler's local search (``schedule_scale.best_list_schedule``, warm-started from the exact schedule)
+    gets the rest of the time, and its schedule is returned when the exact model found none or a worse one
+    (also when the exact model is too large to build: the case at paper scale).  The bracket goes into
     ``solver.extra``: lower_bound (the larger certified one; its source in lower_bound_kind), upper_bound (the
     returned schedule's evaluator objective, mean JCT + mu cost), bracket_gap = (upper - lower) / upper,
     lower_bound_certified (and lower_bound_note: why not)."""
@@ -58,7 +60,8 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
     if delta is not None:                   # the exact model was built: its relaxation on the same grid
         cs = enumerate_candidates(inst, max_blocks=kw.get("max_blocks"), routes_k=kw.get("routes_k"))
         slot = lower_bound(inst, cs, delta, mu, kw.get("cost_cap_usd"), solver,
-                           remaining(options, wall0, 1.0 - EXACT_SHARE - POOL_SHARE - AREA_SHARE), kw.get("horizon_s"))
+                           remaining(options, wall0, EXACT_SHARE + AREA_SHARE + POOL_SHARE + SLOTTED_SHARE),
+                           kw.get("horizon_s"))
         slot["lower_bound_kind"] = "slotted relaxation (P2.20-P2.23)"
         cands.append(slot)
     cert = [c for c in cands if c.get("lower_bound_certified") and c.get("lower_bound") is not None]
@@ -83,35 +86,40 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
 
 def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0: float,
                          cost_cap_usd: float | None = None) -> list[dict[str, Any]]:
-    """The candidate-free lower bounds of ``solve_bracket``: the pool relaxation (up to ``POOL_MAX_JOBS`` jobs)
-    and the area relaxation, each within its share of the time limit; with mu > 0 (and no cost cap) the area
-    relaxation with region energy (P2.35, ``schedule_area_sum``) shares the area's time."""
+    """The candidate-free lower bounds of ``solve_bracket``, each until its share of the time limit ends: the
+    area relaxation (``AREA_SHARE``; with mu > 0 and no cost cap, half of it to the area relaxation with region
+    energy, P2.35, ``schedule_area_sum``), then the pool relaxation up to ``POOL_MAX_JOBS`` jobs."""
     from .schedule_area import area_lower_bound
     from .schedule_area_sum import sum_lower_bound
     from .schedule_relax import pool_lower_bound
-    n = len(inst.jobs)
-    mip = n <= AREA_MIP_MAX_JOBS
-    what, units = ("MIP", 400) if mip else ("LP", 1400)
     joint = bool(mu) and cost_cap_usd is None
-    out = []
-    if n <= POOL_MAX_JOBS:
-        pool = pool_lower_bound(inst, remaining(options, wall0, EXACT_SHARE + POOL_SHARE), mu=mu)
+    end = EXACT_SHARE + (AREA_SHARE / 2 if joint else AREA_SHARE)
+    out = area_bounds(inst, area_lower_bound, "area", "area relaxation (P2.30-P2.34)", options, mu, wall0, end)
+    if joint:
+        end = EXACT_SHARE + AREA_SHARE
+        out += area_bounds(inst, sum_lower_bound, "sum", "area relaxation with region energy (P2.35)", options,
+                           mu, wall0, end)
+    if len(inst.jobs) <= POOL_MAX_JOBS:
+        pool = pool_lower_bound(inst, remaining(options, wall0, end + POOL_SHARE), mu=mu)
         if pool.get("lower_bound") is not None:
             out.append(dict(pool, lower_bound_certified=True, lower_bound_kind="pool relaxation (P2.29)", kind="pool"))
-    upto = EXACT_SHARE + POOL_SHARE + (AREA_SHARE / 2 if joint else AREA_SHARE)
-    area = area_lower_bound(inst, remaining(options, wall0, upto), mu=mu, mip=mip, max_units=units)
-    if area.get("lower_bound") is not None:
-        out.append(dict(area, lower_bound_certified=True, kind="area",
-                        lower_bound_kind=f"area relaxation (P2.30-P2.34), {what} {area['lower_bound_status']}, "
-                                         f"unit {area['lower_bound_time_unit_s']:g} s"))
-    if joint:
-        sb = sum_lower_bound(inst, remaining(options, wall0, EXACT_SHARE + POOL_SHARE + AREA_SHARE), mu=mu,
-                             mip=mip, max_units=units)
-        if sb.get("lower_bound") is not None:
-            out.append(dict(sb, lower_bound_certified=True, kind="sum", lower_bound_kind=(
-                f"area relaxation with region energy (P2.35), {what} {sb['lower_bound_status']}, "
-                f"unit {sb['lower_bound_time_unit_s']:g} s")))
     return out
+
+
+def area_bounds(inst: Instance, solve_fn, kind: str, label: str, options: SolveOptions, mu: float, wall0: float,
+                upto: float) -> list[dict[str, Any]]:
+    """``solve_fn``'s (an area relaxation's) bound until ``upto`` x the time limit: its LP on a coarse grid
+    first (seconds, and the MIP's proven bound is worth nothing until its root LP ends), then its MIP on the
+    same grid up to ``AREA_MIP_MAX_JOBS`` jobs, above it the LP on a fine grid; the larger proven one."""
+    second = (True, 400) if len(inst.jobs) <= AREA_MIP_MAX_JOBS else (False, 1400)
+    found = []
+    for is_mip, units in ((False, 400), second):
+        b = solve_fn(inst, remaining(options, wall0, upto), mu=mu, mip=is_mip, max_units=units)
+        if b.get("lower_bound") is not None:
+            found.append(dict(b, lower_bound_certified=True, kind=kind, lower_bound_kind=(
+                f"{label}, {'MIP' if is_mip else 'LP'} {b['lower_bound_status']}, unit "
+                f"{b['lower_bound_time_unit_s']:g} s")))
+    return [max(found, key=lambda b: b["lower_bound"])] if found else []
 
 
 def list_upper(inst: Instance, sched: Schedule, upper: float | None, options: SolveOptions, mu: float,
