@@ -168,3 +168,29 @@ def test_region_energy_bound_is_below_the_exact_optimum(seed, hourly, stronger):
     zero = sum_lower_bound(inst, SolveOptions(time_limit_s=20), mu=0.0, mip=False, time_unit_s=300.0)
     assert zero["lower_bound"] == pytest.approx(area_lower_bound(inst, SolveOptions(time_limit_s=20), mip=False,
                                                                  time_unit_s=300.0)["lower_bound"], rel=1e-7)
+
+
+@pytest.mark.parametrize("seed", [2, 5])
+def test_cost_at_a_mean_jct_is_below_every_schedule_that_fast(seed):
+    """P2.36: the least cost of any schedule with mean JCT <= X is below the cost of every schedule (the exact
+    optimum at several mu, the policies) whose mean JCT is <= X; it falls as X grows; below the mean JCT
+    bound there is no schedule (infeasible)."""
+    from bace_opt.evaluate.metrics import objective_cost_usd
+    from bace_opt.exact.schedule_area import area_lower_bound
+    from bace_opt.exact.schedule_area_sum import sum_lower_bound
+    from bace_opt.solvers.base import SolveOptions
+    inst = random_instance(seed, 3, 4, max_gpus_per_region=8, max_stages=4, hourly_prices=seed == 2)
+    o = SolveOptions(time_limit_s=20)
+    points = [simulate(inst, policy=p).metrics for p in ("bace-pipe", "fifo", "price-pack", "cr-lcf")]
+    points += [solve(inst, problem="schedule", solver="cpsat", time_limit=60, mu=mu).metrics for mu in (0.0, 2e4)]
+    prev = math.inf
+    for m in sorted(points, key=lambda m: m["avg_jct_s"]):
+        for mip in (False, True):
+            b = sum_lower_bound(inst, o, mip=mip, time_unit_s=300.0, jct_cap_s=m["avg_jct_s"])
+            assert b["lower_bound_status"] == "optimal"
+            assert b["lower_bound"] <= objective_cost_usd(inst, m) * (1 + 1e-9)
+        assert b["lower_bound"] <= prev * (1 + 1e-9)
+        prev = b["lower_bound"]
+    jct_lb = area_lower_bound(inst, o, mip=False, time_unit_s=300.0)["lower_bound_jct_s"]
+    b = sum_lower_bound(inst, o, time_unit_s=300.0, jct_cap_s=jct_lb * 0.99)
+    assert b["lower_bound_status"] == "infeasible" and b["lower_bound"] == math.inf

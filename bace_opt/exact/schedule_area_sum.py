@@ -1,5 +1,5 @@
-"""A lower bound of the weighted sum, mean JCT + mu x cost, that prices the area relaxation's GPU-seconds region
-by region (models/schedule.md section 8.3, P2.35).
+"""Lower bounds of the weighted sum, mean JCT + mu x cost, and of the cost at a given mean JCT, that price the
+area relaxation's GPU-seconds region by region (models/schedule.md section 8.5, P2.35-P2.36).
 
 The separable bound (the area relaxation's mean JCT bound plus mu x every job at its cheapest rate) is valid but
 loose when the cheap regions cannot hold every job at once: the jobs that finish early pay more.  Here the
@@ -10,15 +10,24 @@ lowest price in [Delta tau, Delta (tau + 1)), per GPU-second); the mean JCT and 
     (P2.35)  sum_j W_j overlap_j(tau) - sum_r e_r,tau <= 0,   0 <= e_r,tau <= G_r Delta   (every unit tau < H)
              min  sum_j JCT_j / n + mu (sum_r,tau kappa_r,tau e_r,tau + sum_j tail_j)
 
-tail_j: the part of a run past the last capacitated unit H, at the lowest rate of any region (GPU-seconds), written on the starts
-whose whole run-range lies past H (elsewhere 0, which only lowers the bound); a start at or after H (P2.34)
+tail_j: the part of a run past the last capacitated unit H, at the lowest rate of any region, written on the
+starts whose whole run-range lies past H (elsewhere 0, which only lowers the bound); a start at or after H (P2.34)
 pays the job's cheapest-rate cost bound.
+
+With a cap X on the mean JCT instead of the weight mu:
+
+    (P2.36)  P2.35's rows, sum_j JCT_j / n <= X,   min  sum_r,tau kappa_r,tau e_r,tau + sum_j tail_j
+
+bounds the cost of every schedule whose mean JCT is at most X: a point under the JCT-cost Pareto front.  A
+policy's cost is then measured against the least cost any schedule as fast as it could have (X = its own mean
+JCT), not against every job at its cheapest rate (which only a schedule that waits for the cheap GPUs attains).
 
 Validity: take any schedule and truncate every run to R_j as in P2.30-P2.34.  The truncated runs' GPU-seconds
 in unit tau are a split over the regions that hold them, at most G_r Delta in region r; set e_r,tau to that
 split.  The cost of a run's GPU-seconds in region r and unit tau is at least kappa_r,tau times them (the true
 run is at least as long, the price at least the unit's lowest, egress >= 0, and eligibility restrictions only
-remove splits), so the objective is at most the schedule's mean JCT + mu cost.  The bound is HiGHS' proven one (the MIP's dual bound,
+remove splits), so the objective is at most the schedule's mean JCT + mu cost (P2.36: the truncated mean JCT
+is at most the true one, so a schedule within the cap maps into the cap).  The bound is HiGHS' proven one (the MIP's dual bound,
 the LP's optimum).
 """
 from __future__ import annotations
@@ -50,46 +59,54 @@ def region_rates(inst: Instance, t0: float | None = None, t1: float | None = Non
     return out
 
 
-def sum_model(inst: Instance, data: dict[str, Any], D: float, mu: float) -> dict[str, Any]:
-    """The area relaxation's columns and rows (``build_area``) with the region columns e_r,tau and the cost
-    terms of P2.35: cost, lo, hi, integ, rows {unit: {column: coef}} (each <= 0), eqs, one-of rows."""
+def sum_model(inst: Instance, data: dict[str, Any], D: float) -> dict[str, Any]:
+    """The area relaxation's columns and rows (``build_area``) with the region columns e_r,tau of P2.35:
+    jct (each column's mean-JCT coefficient, P2.33), usd (its cost coefficient), lo, hi, integ, rows
+    {unit: {column: coef}} (each <= 0), eqs (= 0), links, one_of (one start per job)."""
     m = build_area(data, D, compact=True)
     jobs, H = data["jobs"], m["H"]
-    cost, lo, hi, integ = list(m["cost"]), list(m["lo"]), list(m["hi"]), list(m["integ"])
+    jct, lo, hi, integ = list(m["cost"]), list(m["lo"]), list(m["hi"]), list(m["integ"])
+    usd = [0.0] * len(jct)
     kmin = min(region_rates(inst))
     linked = set()
     for xc, yc, _, _, t in m["links"]:        # tail past H at the cheapest rate, where the whole range is past
         linked.add(xc)
         _, W, R, _ = jobs[m["col_job"][xc]]
         if D * t + R >= D * H:
-            cost[xc] += mu * kmin * W * (D * t + R - D * H)
-            cost[yc] += mu * kmin * W
+            usd[xc] += kmin * W * (D * t + R - D * H)
+            usd[yc] += kmin * W
     for c, j in enumerate(m["col_job"]):      # P2.34's start at or after H: the job's cheapest-rate bound
         if integ[c] and c not in linked:
-            cost[c] += mu * jobs[j][3]
+            usd[c] += jobs[j][3]
     rows = {}
     for u, row in m["rows"].items():
         kappa = region_rates(inst, D * u, D * (u + 1))
         row = dict(row)
         for r, reg in enumerate(inst.regions):
-            cost.append(mu * kappa[r])
+            jct.append(0.0)
+            usd.append(kappa[r])
             lo.append(0.0)
             hi.append(reg.gpus * D)
             integ.append(False)
-            row[len(cost) - 1] = -1.0
+            row[len(jct) - 1] = -1.0
         rows[u] = row
     one_of: dict[int, list[int]] = {}
     for c, j in enumerate(m["col_job"]):
         if m["integ"][c]:
             one_of.setdefault(j, []).append(c)
-    return {"cost": cost, "lo": lo, "hi": hi, "integ": integ, "rows": rows, "eqs": m["eqs"],
+    return {"jct": jct, "usd": usd, "lo": lo, "hi": hi, "integ": integ, "rows": rows, "eqs": m["eqs"],
             "links": m["links"], "one_of": list(one_of.values()), "H": H}
 
 
 def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: float = 0.0,
-                    time_unit_s: float | None = None, max_units: int = 400, mip: bool = False) -> dict[str, Any]:
+                    time_unit_s: float | None = None, max_units: int = 400, mip: bool = False,
+                    jct_cap_s: float | None = None) -> dict[str, Any]:
     """Solve P2.35 (module doc) with HiGHS; returns lower_bound (of mean JCT + mu x cost, s), its status, the
-    time unit and the times.  ``mip``: the starts integral (its dual bound), else the LP (its optimum)."""
+    time unit and the times.  ``mip``: the starts integral (its dual bound), else the LP (its optimum).
+
+    ``jct_cap_s`` (P2.36): minimise the cost alone subject to the relaxation's mean JCT <= ``jct_cap_s``;
+    lower_bound is then a cost (USD) below that of every schedule whose mean JCT is at most ``jct_cap_s``
+    (a point under the JCT-cost Pareto front), and status "infeasible" means no schedule is that fast."""
     import highspy
     import numpy as np
     t0 = time.perf_counter()
@@ -98,15 +115,21 @@ def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: 
         return {"lower_bound": None, "lower_bound_status": "infeasible",
                 "lower_bound_note": "a job fits no region set"}
     D = float(time_unit_s) if time_unit_s is not None else pick_unit(data, max_units)
-    m = sum_model(inst, data, D, mu)
+    m = sum_model(inst, data, D)
+    jct, usd = np.array(m["jct"]), np.array(m["usd"])
     h = direct_highs(options)
-    nc = len(m["cost"])
+    if jct_cap_s is not None and not mip:     # with the dense cap row, interior point (and crossover): ~10x
+        h.setOptionValue("solver", "ipm")     # faster than simplex on the paper instances at 8-24 jobs
+    nc = len(jct)
     h.addVars(nc, np.array(m["lo"]), np.array(m["hi"]))
-    h.changeColsCost(nc, np.arange(nc, dtype=np.int32), np.array(m["cost"]))
+    h.changeColsCost(nc, np.arange(nc, dtype=np.int32), usd if jct_cap_s is not None else jct + mu * usd)
     if mip:
         ints = np.array([i for i, b in enumerate(m["integ"]) if b], dtype=np.int32)
         h.changeColsIntegrality(len(ints), ints, np.ones(len(ints), dtype=np.uint8))
     inf = highspy.kHighsInf
+    if jct_cap_s is not None:
+        nz = np.flatnonzero(jct).astype(np.int32)
+        h.addRow(-inf, float(jct_cap_s), len(nz), nz, jct[nz])
     for ks in m["one_of"]:
         h.addRow(1.0, 1.0, len(ks), np.array(ks, dtype=np.int32), np.ones(len(ks)))
     for xc, yc, p_lo, p_hi, _ in m["links"]:     # p_lo x <= y <= p_hi x
