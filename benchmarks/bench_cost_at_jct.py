@@ -6,7 +6,7 @@ cost within 2 % of the certified lower bounds"):
 
 The cost bound of the distance-to-bound tables (every job at its cheapest rate) is attained only by a schedule
 that waits for the cheap GPUs; no fast schedule comes near it.  Here each policy's run (queue mode) is measured
-against P2.36 (models/schedule.md section 8.5): the least cost of any schedule whose mean JCT is at most the
+against P2.40 (models/schedule.md section 8.5): the least cost of any schedule whose mean JCT is at most the
 policy's own, a certified lower bound (the area relaxation with region energy under a mean-JCT cap; its MIP up
 to 12 jobs, its LP above, on HiGHS).  A policy with unfinished jobs is not placed.  paper 8 jobs: the shipped
 instances/paper-6r-8j-seed{1,2,3}.json (batch only); 24/72 jobs: the paper builder, nominal bandwidth.  Writes
@@ -69,7 +69,7 @@ def rows_of(inst, policies, time_limit: float) -> list[dict]:
 def write(rows, stem, args) -> None:
     atomic_write(RESULTS / f"{stem}.csv", csv_text(list(rows[0]), rows))
     policies = args.policies.split(",")
-    md = ["# Cost above the least cost at the policy's own mean JCT (P2.36)\n",
+    md = ["# Cost above the least cost at the policy's own mean JCT (P2.40)\n",
           f"`python -m benchmarks.bench_cost_at_jct --jobs {args.jobs} --seeds {args.seeds} --arrivals {args.arrivals}"
           f" --time-limit {args.time_limit:g}` (commit {args.commit}) on {os.cpu_count()} shared cores. Each cell: the "
           "policy's cost above the certified least cost of any schedule whose mean JCT is at most the policy's "

@@ -5,7 +5,7 @@
         [--mu 20,100] [--budget 300] [--tag NAME]
 
 Per instance and mu: the lower bound (the larger of the separable one, area relaxation + mu x each job at its
-cheapest rate, and the region-energy one, P2.35; models/schedule.md section 8), the best schedule (the exact P2
+cheapest rate, and the region-energy one, P2.39; models/schedule.md section 8), the best schedule (the exact P2
 over <= 2 regions per job and 1 route per hop when it builds, else the list scheduler's search on mean JCT +
 mu cost), the bracket's width, and where five policies land above the lower bound.  Every bracket gets
 ``--budget`` seconds on 2 threads.  Writes results/schedule_brackets_sum[_TAG].csv and .md after every
@@ -57,7 +57,7 @@ def write(rows, stem, args) -> None:
           f"{args.arrivals} --mu {args.mu} --budget {args.budget:g}` (commit {args.commit}) on {os.cpu_count()} "
           "shared cores: `bace_opt.solve(problem='schedule', bracket=True, mu=mu, max_blocks=2, routes_k=1)`. "
           "lower = the larger certified bound (separable: area relaxation + mu x cheapest-rate cost; region "
-          "energy: P2.35), upper = the returned schedule's evaluator objective (list-schedule: the exact P2 was "
+          "energy: P2.39), upper = the returned schedule's evaluator objective (list-schedule: the exact P2 was "
           "too large to build), width = (upper - lower) / upper.\n",
           "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     md += ["| " + " | ".join(fmt(r[c]) for c in cols) + " |" for r in rows]

@@ -130,7 +130,7 @@ def test_weighted_sum_bracket_contains_every_policy():
     inst, s = _too_large(2, mu=mu)
     x = s.solver.extra
     assert x["upper_bound"] == pytest.approx(s.metrics["avg_jct_s"] + mu * objective_cost_usd(inst, s.metrics))
-    # the larger of the separable bound (mean JCT bound + mu x cost bound) and the joint one (P2.35)
+    # the larger of the separable bound (mean JCT bound + mu x cost bound) and the joint one (P2.39)
     assert x["lower_bound"] == max(x["lower_bound_area"], x["lower_bound_sum"], x["lower_bound_pool"])
     assert x["lower_bound"] <= x["upper_bound"] * (1 + 1e-9)     # may be equal, up to the solver's rounding
     for p in ("bace-pipe", "cr-lcf", "price-pack"):
@@ -140,7 +140,7 @@ def test_weighted_sum_bracket_contains_every_policy():
 
 @pytest.mark.parametrize("seed,hourly,stronger", [(1, False, False), (2, True, True), (5, False, True)])
 def test_region_energy_bound_is_below_the_exact_optimum(seed, hourly, stronger):
-    """P2.35 (the weighted sum priced region by region) is below the exact P2 optimum of mean JCT + mu cost
+    """P2.39 (the weighted sum priced region by region) is below the exact P2 optimum of mean JCT + mu cost
     and every policy; where the cheap regions cannot hold every job at once, or prices vary by the hour, it
     beats the separable bound."""
     from bace_opt.evaluate.metrics import objective_cost_usd
@@ -172,7 +172,7 @@ def test_region_energy_bound_is_below_the_exact_optimum(seed, hourly, stronger):
 
 @pytest.mark.parametrize("seed", [2, 5])
 def test_cost_at_a_mean_jct_is_below_every_schedule_that_fast(seed):
-    """P2.36: the least cost of any schedule with mean JCT <= X is below the cost of every schedule (the exact
+    """P2.40: the least cost of any schedule with mean JCT <= X is below the cost of every schedule (the exact
     optimum at several mu, the policies) whose mean JCT is <= X; it falls as X grows; below the mean JCT
     bound there is no schedule (infeasible)."""
     from bace_opt.evaluate.metrics import objective_cost_usd

@@ -1,5 +1,5 @@
 """Lower bounds of the weighted sum, mean JCT + mu x cost, and of the cost at a given mean JCT, that price the
-area relaxation's GPU-seconds region by region (models/schedule.md section 8.5, P2.35-P2.36).
+area relaxation's GPU-seconds region by region (models/schedule.md section 8.5, P2.39-P2.40).
 
 The separable bound (the area relaxation's mean JCT bound plus mu x every job at its cheapest rate) is valid but
 loose when the cheap regions cannot hold every job at once: the jobs that finish early pay more.  Here the
@@ -7,7 +7,7 @@ GPU-seconds the pool holds in unit tau (the left side of P2.32) are split among 
 at most G_r Delta each, and priced at the region's lowest rate in the unit kappa_r,tau (GPU power x PUE x
 lowest price in [Delta tau, Delta (tau + 1)), per GPU-second); the mean JCT and the cost then share one optimum:
 
-    (P2.35)  sum_j W_j overlap_j(tau) - sum_r e_r,tau <= 0,   0 <= e_r,tau <= G_r Delta   (every unit tau < H)
+    (P2.39)  sum_j W_j overlap_j(tau) - sum_r e_r,tau <= 0,   0 <= e_r,tau <= G_r Delta   (every unit tau < H)
              min  sum_j JCT_j / n + mu (sum_r,tau kappa_r,tau e_r,tau + sum_j tail_j)
 
 tail_j: the part of a run past the last capacitated unit H, at the lowest rate of any region, written on the
@@ -16,7 +16,7 @@ pays the job's cheapest-rate cost bound.
 
 With a cap X on the mean JCT instead of the weight mu:
 
-    (P2.36)  P2.35's rows, sum_j JCT_j / n <= X,   min  sum_r,tau kappa_r,tau e_r,tau + sum_j tail_j
+    (P2.40)  P2.39's rows, sum_j JCT_j / n <= X,   min  sum_r,tau kappa_r,tau e_r,tau + sum_j tail_j
 
 bounds the cost of every schedule whose mean JCT is at most X: a point under the JCT-cost Pareto front.  A
 policy's cost is then measured against the least cost any schedule as fast as it could have (X = its own mean
@@ -26,7 +26,7 @@ Validity: take any schedule and truncate every run to R_j as in P2.30-P2.34.  Th
 in unit tau are a split over the regions that hold them, at most G_r Delta in region r; set e_r,tau to that
 split.  The cost of a run's GPU-seconds in region r and unit tau is at least kappa_r,tau times them (the true
 run is at least as long, the price at least the unit's lowest, egress >= 0, and eligibility restrictions only
-remove splits), so the objective is at most the schedule's mean JCT + mu cost (P2.36: the truncated mean JCT
+remove splits), so the objective is at most the schedule's mean JCT + mu cost (P2.40: the truncated mean JCT
 is at most the true one, so a schedule within the cap maps into the cap).  The bound is HiGHS' proven one (the MIP's dual bound,
 the LP's optimum).
 """
@@ -60,7 +60,7 @@ def region_rates(inst: Instance, t0: float | None = None, t1: float | None = Non
 
 
 def sum_model(inst: Instance, data: dict[str, Any], D: float) -> dict[str, Any]:
-    """The area relaxation's columns and rows (``build_area``) with the region columns e_r,tau of P2.35:
+    """The area relaxation's columns and rows (``build_area``) with the region columns e_r,tau of P2.39:
     jct (each column's mean-JCT coefficient, P2.33), usd (its cost coefficient), lo, hi, integ, rows
     {unit: {column: coef}} (each <= 0), eqs (= 0), links, one_of (one start per job)."""
     m = build_area(data, D, compact=True)
@@ -101,10 +101,10 @@ def sum_model(inst: Instance, data: dict[str, Any], D: float) -> dict[str, Any]:
 def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: float = 0.0,
                     time_unit_s: float | None = None, max_units: int = 400, mip: bool = False,
                     jct_cap_s: float | None = None) -> dict[str, Any]:
-    """Solve P2.35 (module doc) with HiGHS; returns lower_bound (of mean JCT + mu x cost, s), its status, the
+    """Solve P2.39 (module doc) with HiGHS; returns lower_bound (of mean JCT + mu x cost, s), its status, the
     time unit and the times.  ``mip``: the starts integral (its dual bound), else the LP (its optimum).
 
-    ``jct_cap_s`` (P2.36): minimise the cost alone subject to the relaxation's mean JCT <= ``jct_cap_s``;
+    ``jct_cap_s`` (P2.40): minimise the cost alone subject to the relaxation's mean JCT <= ``jct_cap_s``;
     lower_bound is then a cost (USD) below that of every schedule whose mean JCT is at most ``jct_cap_s``
     (a point under the JCT-cost Pareto front), and status "infeasible" means no schedule is that fast."""
     import highspy

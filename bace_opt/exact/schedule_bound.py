@@ -88,7 +88,7 @@ def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0
                          cost_cap_usd: float | None = None) -> list[dict[str, Any]]:
     """The candidate-free lower bounds of ``solve_bracket``, each until its share of the time limit ends: the
     area relaxation (``AREA_SHARE``; with mu > 0 and no cost cap, half of it to the area relaxation with region
-    energy, P2.35, ``schedule_area_sum``), then the pool relaxation up to ``POOL_MAX_JOBS`` jobs."""
+    energy, P2.39, ``schedule_area_sum``), then the pool relaxation up to ``POOL_MAX_JOBS`` jobs."""
     from .schedule_area import area_lower_bound
     from .schedule_area_sum import sum_lower_bound
     from .schedule_relax import pool_lower_bound
@@ -97,7 +97,7 @@ def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0
     out = area_bounds(inst, area_lower_bound, "area", "area relaxation (P2.30-P2.34)", options, mu, wall0, end)
     if joint:
         end = EXACT_SHARE + AREA_SHARE
-        out += area_bounds(inst, sum_lower_bound, "sum", "area relaxation with region energy (P2.35)", options,
+        out += area_bounds(inst, sum_lower_bound, "sum", "area relaxation with region energy (P2.39)", options,
                            mu, wall0, end)
     if len(inst.jobs) <= POOL_MAX_JOBS:
         pool = pool_lower_bound(inst, remaining(options, wall0, end + POOL_SHARE), mu=mu)
