@@ -83,7 +83,13 @@ def test_online_distances_are_bounded_by_the_certified_figures():
         assert o.complete
         assert o.mean_jct_s >= b["jct_lower_bound_s"] - 1e-6 and o.cost_usd >= b["cost_lower_bound_usd"] - 1e-9
         assert 0 <= o.jct_gap_at_least <= o.jct_gap_at_most + 1e-12
-    assert "online" in r.summary()
+        # the least cost at the policy's own mean JCT: above the cheapest-rate bound, below the policy's cost
+        lb = o.cost_at_jct_lower_bound_usd
+        assert b["cost_lower_bound_usd"] * (1 - 1e-9) <= lb <= o.cost_usd * (1 + 1e-9)
+        assert o.cost_gap_at_jct_at_most == pytest.approx(o.cost_usd / lb - 1)
+        assert o.cost_gap_at_jct_at_most <= o.cost_gap_at_most + 1e-12
+    assert "online" in r.summary() and "least cost at its JCT" in r.summary()
+    assert r.to_dict()["policies"][0]["online"]["cost_gap_at_jct_at_most"] is not None
 
 
 def test_unfinished_jobs_get_no_online_distance():
@@ -93,7 +99,9 @@ def test_unfinished_jobs_get_no_online_distance():
     assert o.jct_gap_at_most is None and o.jct_gap_at_least is None and o.cost_gap_at_most is None
     done = OnlineGap(8, 8, 100.0, 10.0, 80.0, 95.0, 5.0)
     assert done.jct_gap_at_most == pytest.approx(0.25) and done.jct_gap_at_least == pytest.approx(100 / 95 - 1)
-    assert done.cost_gap_at_most == pytest.approx(1.0)
+    assert done.cost_gap_at_most == pytest.approx(1.0) and done.cost_gap_at_jct_at_most is None
+    assert OnlineGap(8, 8, 100.0, 10.0, 80.0, 95.0, 5.0, 8.0).cost_gap_at_jct_at_most == pytest.approx(0.25)
+    assert OnlineGap(8, 7, 100.0, 10.0, 80.0, 95.0, 5.0, 8.0).cost_gap_at_jct_at_most is None
 
 
 def test_bad_policies_are_refused(paper):
