@@ -7,8 +7,8 @@ cost within 2 % of the certified lower bounds"):
 The cost bound of the distance-to-bound tables (every job at its cheapest rate) is attained only by a schedule
 that waits for the cheap GPUs; no fast schedule comes near it.  Here each policy's run (queue mode) is measured
 against P2.40 (models/schedule.md section 8.5): the least cost of any schedule whose mean JCT is at most the
-policy's own, a certified lower bound (the area relaxation with region energy under a mean-JCT cap; its MIP up
-to 12 jobs, its LP above, on HiGHS).  A policy with unfinished jobs is not placed.  paper 8 jobs: the shipped
+policy's own, a certified lower bound (the area relaxation with region energy under a mean-JCT cap; its LP, then
+its MIP up to 12 jobs, on HiGHS).  A policy with unfinished jobs is not placed.  paper 8 jobs: the shipped
 instances/paper-6r-8j-seed{1,2,3}.json (batch only); 24/72 jobs: the paper builder, nominal bandwidth.  Writes
 results/cost_at_jct[_TAG].csv and .md after every instance, with the machine's load.
 """
@@ -55,8 +55,7 @@ def rows_of(inst, policies, time_limit: float) -> list[dict]:
                             above_cheapest_pct=None, unit_s=None, bound_s=0.0, loadavg=load_1min()))
             continue
         t = time.perf_counter()
-        b = sum_lower_bound(inst, SolveOptions(time_limit_s=time_limit, threads=2), mip=len(inst.jobs) <= MIP_MAX_JOBS,
-                            jct_cap_s=m["avg_jct_s"])
+        b = cost_bound(inst, m["avg_jct_s"], time_limit)
         lb = b["lower_bound"]
         ok = lb is not None and lb > 0 and lb != float("inf")
         out.append(dict(row, bound_usd=lb, status=b["lower_bound_status"],
@@ -64,6 +63,19 @@ def rows_of(inst, policies, time_limit: float) -> list[dict]:
                         above_cheapest_pct=100 * (row["cost_usd"] - cheapest) / cheapest,
                         unit_s=b.get("lower_bound_time_unit_s"), bound_s=time.perf_counter() - t, loadavg=load_1min()))
     return out
+
+
+def cost_bound(inst, jct_s: float, time_limit: float) -> dict:
+    """P2.40 at ``jct_s``: its LP, then (up to ``MIP_MAX_JOBS`` jobs) its MIP with the time left; the larger
+    proven bound (a time-limited MIP whose root did not end proves less than the LP)."""
+    t0 = time.perf_counter()
+    best = sum_lower_bound(inst, SolveOptions(time_limit_s=time_limit, threads=2), jct_cap_s=jct_s)
+    left = time_limit - (time.perf_counter() - t0)
+    if len(inst.jobs) <= MIP_MAX_JOBS and left > 1.0 and best["lower_bound_status"] != "infeasible":
+        b = sum_lower_bound(inst, SolveOptions(time_limit_s=left, threads=2), mip=True, jct_cap_s=jct_s)
+        if b["lower_bound"] is not None and (best["lower_bound"] is None or b["lower_bound"] > best["lower_bound"]):
+            best = b
+    return best
 
 
 def write(rows, stem, args) -> None:
@@ -89,7 +101,7 @@ def write(rows, stem, args) -> None:
                 cells.append(f"+{r['above_pct']:.1f} ({r['above_cheapest_pct']:+.1f})")
         md.append(f"| {name} | " + " | ".join(cells) + " |")
     loads = [r["loadavg"] for r in rows]
-    md += ["", f"Bound: HiGHS, MIP up to {MIP_MAX_JOBS} jobs else LP, {args.time_limit:g} s each; bound time "
+    md += ["", f"Bound: HiGHS, the LP then, up to {MIP_MAX_JOBS} jobs, the MIP (the larger proven), {args.time_limit:g} s each; bound time "
            f"{min(r['bound_s'] for r in rows):.1f}-{max(r['bound_s'] for r in rows):.1f} s; load "
            f"{min(loads):.2f}-{max(loads):.2f} on {os.cpu_count()} cores. Rows: results/{stem}.csv."]
     atomic_write(RESULTS / f"{stem}.md", "\n".join(md) + "\n")
