@@ -86,19 +86,23 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
 
 def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0: float,
                          cost_cap_usd: float | None = None) -> list[dict[str, Any]]:
-    """The candidate-free lower bounds of ``solve_bracket``, each until its share of the time limit ends: the
-    area relaxation (``AREA_SHARE``; with mu > 0 and no cost cap, half of it to the area relaxation with region
-    energy, P2.39, ``schedule_area_sum``), then the pool relaxation up to ``POOL_MAX_JOBS`` jobs."""
+    """The candidate-free lower bounds of ``solve_bracket``, until ``AREA_SHARE`` of the time limit after the
+    exact P2's share: the area relaxation's LP on a coarse grid (seconds), then its MIP up to
+    ``AREA_MIP_MAX_JOBS`` jobs or its LP on a fine grid above; with mu > 0 (and no cost cap) the second step
+    goes to the area relaxation with region energy (P2.39, ``schedule_area_sum``), its LP then its MIP or fine
+    LP, which prices the cost the separable bound cannot.  Then the pool relaxation up to ``POOL_MAX_JOBS``
+    jobs (``POOL_SHARE``)."""
     from .schedule_area import area_lower_bound
     from .schedule_area_sum import sum_lower_bound
     from .schedule_relax import pool_lower_bound
     joint = bool(mu) and cost_cap_usd is None
-    end = EXACT_SHARE + (AREA_SHARE / 2 if joint else AREA_SHARE)
-    out = area_bounds(inst, area_lower_bound, "area", "area relaxation (P2.30-P2.34)", options, mu, wall0, end)
+    end = EXACT_SHARE + AREA_SHARE
+    second = (True, 400) if len(inst.jobs) <= AREA_MIP_MAX_JOBS else (False, 1400)
+    area = [(False, 400)] + ([] if joint else [second])
+    out = area_bounds(inst, area_lower_bound, "area", "area relaxation (P2.30-P2.34)", options, mu, wall0, end, area)
     if joint:
-        end = EXACT_SHARE + AREA_SHARE
         out += area_bounds(inst, sum_lower_bound, "sum", "area relaxation with region energy (P2.39)", options,
-                           mu, wall0, end)
+                           mu, wall0, end, [(False, 400), second])
     if len(inst.jobs) <= POOL_MAX_JOBS:
         pool = pool_lower_bound(inst, remaining(options, wall0, end + POOL_SHARE), mu=mu)
         if pool.get("lower_bound") is not None:
@@ -107,13 +111,12 @@ def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0
 
 
 def area_bounds(inst: Instance, solve_fn, kind: str, label: str, options: SolveOptions, mu: float, wall0: float,
-                upto: float) -> list[dict[str, Any]]:
-    """``solve_fn``'s (an area relaxation's) bound until ``upto`` x the time limit: its LP on a coarse grid
-    first (seconds, and the MIP's proven bound is worth nothing until its root LP ends), then its MIP on the
-    same grid up to ``AREA_MIP_MAX_JOBS`` jobs, above it the LP on a fine grid; the larger proven one."""
-    second = (True, 400) if len(inst.jobs) <= AREA_MIP_MAX_JOBS else (False, 1400)
+                upto: float, steps) -> list[dict[str, Any]]:
+    """``solve_fn``'s (an area relaxation's) bound at each of ``steps`` ((MIP?, max units): the LP on a coarse
+    grid first, as the MIP's proven bound is worth nothing until its root LP ends) until ``upto`` x the time
+    limit; the larger proven one."""
     found = []
-    for is_mip, units in ((False, 400), second):
+    for is_mip, units in steps:
         b = solve_fn(inst, remaining(options, wall0, upto), mu=mu, mip=is_mip, max_units=units)
         if b.get("lower_bound") is not None:
             found.append(dict(b, lower_bound_certified=True, kind=kind, lower_bound_kind=(
