@@ -53,32 +53,33 @@ def area_data(inst: Instance) -> dict[str, Any] | None:
     return {"G": G, "jobs": jobs}
 
 
-def horizon_s(data: dict[str, Any]) -> float:
-    """Where the capacitated columns end (P2.34 makes any end valid): the last arrival plus twice the pool's
-    fluid makespan (sum_j W_j R_j / G) plus the longest run; no schedule worth having starts a job later."""
+def horizon_s(data: dict[str, Any], fluid_factor: float = 2.0) -> float:
+    """Where the capacitated columns end (P2.34 makes any end valid): the last arrival plus ``fluid_factor`` x
+    the pool's fluid makespan (sum_j W_j R_j / G) plus the longest run; no schedule worth having starts a job
+    later."""
     G, jobs = data["G"], data["jobs"]
-    return (max(a for a, _, _, _ in jobs) + 2.0 * sum(W * R for _, W, R, _ in jobs) / G
+    return (max(a for a, _, _, _ in jobs) + fluid_factor * sum(W * R for _, W, R, _ in jobs) / G
             + max(R for _, _, R, _ in jobs))
 
 
-def pick_unit(data: dict[str, Any], max_units: int) -> float:
+def pick_unit(data: dict[str, Any], max_units: int, fluid_factor: float = 2.0) -> float:
     for D in UNITS_S:
-        if horizon_s(data) / D + len(data["jobs"]) + 2 <= max_units:
+        if horizon_s(data, fluid_factor) / D + len(data["jobs"]) + 2 <= max_units:
             return D
     return UNITS_S[-1]
 
 
-def build_area(data: dict[str, Any], D: float, compact: bool = True):
+def build_area(data: dict[str, Any], D: float, compact: bool = True, fluid_factor: float = 2.0):
     """Columns and rows of P2.30-P2.34: cost, lo, hi, integ (integer mask), rows {unit: {column: coef}},
     col_job, links [(x, y, phi lo, phi hi, t)], eqs [(columns, coefs)] (= 0), H, cap.  ``compact``: the
     full-unit overlaps of all starts t < u < t + q are written W Delta (z_{u-1} - z_{u-q}) with
     z_v = sum_{t <= v} x_jt (continuous, defined by the rows eqs): the same polytope with O(1) instead of O(q)
-    entries per job and unit."""
+    entries per job and unit.  ``fluid_factor``: the horizon's (``horizon_s``; any value is valid, P2.34)."""
     G, jobs = data["G"], data["jobs"]
     n = len(jobs)
     amax = max(a for a, _, _, _ in jobs)
     H = min(int(math.floor(amax / D)) + sum(int(math.ceil(r / D)) for _, _, r, _ in jobs),
-            int(math.ceil(horizon_s(data) / D))) + 1
+            int(math.ceil(horizon_s(data, fluid_factor) / D))) + 1
     cost, lo, hi, integ, col_job = [], [], [], [], []
     rows: dict[int, dict[int, float]] = {}
 
@@ -146,21 +147,10 @@ def build_area(data: dict[str, Any], D: float, compact: bool = True):
             "links": links, "eqs": eqs, "H": H, "cap": G * D}
 
 
-def area_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: float = 0.0,
-                     time_unit_s: float | None = None, max_units: int = 400, mip: bool = True,
-                     compact: bool = True) -> dict[str, Any]:
-    """Solve the area relaxation (module doc) with HiGHS; returns lower_bound (mean JCT + mu x the cost lower
-    bound, s), lower_bound_jct_s, lower_bound_cost_usd, status, unit, times.  ``mip=False`` solves only the LP
-    relaxation (its optimum is a valid, weaker bound)."""
+def area_highs(m: dict[str, Any], options: SolveOptions, mip: bool):
+    """A highspy object holding the model ``m`` of ``build_area`` (its MIP, or its LP relaxation)."""
     import highspy
     import numpy as np
-    t_build = time.perf_counter()
-    data = area_data(inst)
-    if data is None:
-        return {"lower_bound": None, "lower_bound_status": "infeasible",
-                "lower_bound_note": "a job fits no region set"}
-    D = float(time_unit_s) if time_unit_s is not None else pick_unit(data, max_units)
-    m = build_area(data, D, compact)
     h = direct_highs(options)
     nc = len(m["cost"])
     h.addVars(nc, np.array(m["lo"]), np.array(m["hi"]))
@@ -184,6 +174,24 @@ def area_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu:
         r = m["rows"][u]
         h.addRow(-highspy.kHighsInf, float(m["cap"]), len(r), np.array(list(r), dtype=np.int32),
                  np.array(list(r.values())))
+    return h
+
+
+def area_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: float = 0.0,
+                     time_unit_s: float | None = None, max_units: int = 400, mip: bool = True,
+                     compact: bool = True) -> dict[str, Any]:
+    """Solve the area relaxation (module doc) with HiGHS; returns lower_bound (mean JCT + mu x the cost lower
+    bound, s), lower_bound_jct_s, lower_bound_cost_usd, status, unit, times.  ``mip=False`` solves only the LP
+    relaxation (its optimum is a valid, weaker bound)."""
+    import highspy
+    t_build = time.perf_counter()
+    data = area_data(inst)
+    if data is None:
+        return {"lower_bound": None, "lower_bound_status": "infeasible",
+                "lower_bound_note": "a job fits no region set"}
+    D = float(time_unit_s) if time_unit_s is not None else pick_unit(data, max_units)
+    m = build_area(data, D, compact)
+    h = area_highs(m, options, mip)
     build_s = time.perf_counter() - t_build
     t0 = time.perf_counter()
     run_interruptible(h.run, h.cancelSolve)
@@ -212,7 +220,7 @@ def area_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu:
     return {"lower_bound": None if bound is None else bound + mu * cost_lb, "lower_bound_jct_s": bound,
             "lower_bound_cost_usd": cost_lb, "lower_bound_time_unit_s": D, "lower_bound_status": status,
             "lower_bound_build_s": build_s, "lower_bound_solve_s": solve_s,
-            "lower_bound_nodes": int(info.mip_node_count) if mip else 0, "lower_bound_columns": nc,
+            "lower_bound_nodes": int(info.mip_node_count) if mip else 0, "lower_bound_columns": len(m["cost"]),
             "relaxed_order": order,
             "lower_bound_objective_s": float(info.objective_function_value)
             if status in ("optimal", "feasible") else None}
