@@ -103,15 +103,16 @@ def pooled_cpsat(ls: ListScheduler, hint_sol, budget_s: float, seed: int = 1, wo
 
 
 def pooled_search(ls: ListScheduler, orders, budget_s: float, seed: int = 1, stop=None, workers: int = 2,
-                  unit_s: float = UNIT_S):
-    """Local search (``HINT_SHARE`` of the budget), CP-SAT on the pooled model hinted with its best order
-    (``CPSAT_SHARE``), local search from the CP-SAT order and the best so far (the rest), for mean JCT.
-    Returns (value, order, sol, evaluations, info): the best of all, never worse than ``orders``' best."""
+                  unit_s: float = UNIT_S, max_evals: int | None = None):
+    """Local search (``HINT_SHARE`` of the budget), CP-SAT on the pooled model hinted with its best schedule
+    (``CPSAT_SHARE``), local search from the CP-SAT order and the best so far (the rest), for mean JCT; each
+    local search evaluates at most ``max_evals`` orders.  Returns (value, order, sol, evaluations, info): the
+    best of all, never worse than ``orders``' best."""
     t_end = time.perf_counter() + budget_s
     if budget_s < MIN_BUDGET_S:
-        v, order, sol, ev = improve(ls, orders, budget_s, "jct", 0.0, seed, stop)
+        v, order, sol, ev = improve(ls, orders, budget_s, "jct", 0.0, seed, stop, max_evals)
         return v, order, sol, ev, {"pooled": "skipped (budget below %g s)" % MIN_BUDGET_S}
-    v, order, sol, ev = improve(ls, orders, budget_s * HINT_SHARE, "jct", 0.0, seed, stop)
+    v, order, sol, ev = improve(ls, orders, budget_s * HINT_SHARE, "jct", 0.0, seed, stop, max_evals)
     info = {"hint_jct_s": v}
     if stop and stop():
         return v, order, sol, ev, info
@@ -119,7 +120,7 @@ def pooled_search(ls: ListScheduler, orders, budget_s: float, seed: int = 1, sto
     info.update(pooled_status=cp["status"], pooled_jct_s=cp["pooled_jct_s"], pooled_wall_s=cp["wall_s"])
     starts = [order] + ([cp["order"]] if cp["order"] is not None else [])
     left = max(t_end - time.perf_counter(), 0.0)
-    v2, order2, sol2, ev2 = improve(ls, starts, left, "jct", 0.0, seed + 1, stop)
+    v2, order2, sol2, ev2 = improve(ls, starts, left, "jct", 0.0, seed + 1, stop, max_evals)
     if cp["order"] is not None:
         info["cpsat_order_jct_s"] = ls.value(ls.run(cp["order"]))
     if v2 <= v:
