@@ -243,10 +243,11 @@ class ListScheduler:
 
 
 def improve(ls: ListScheduler, orders, budget_s: float, goal: str = "jct", mu: float = 0.0, seed: int = 1,
-            stop=None):
+            stop=None, max_evals: int | None = None):
     """Seeded local search over job orders from each of ``orders`` (the best start kept): random swap and
-    insert moves, a move kept when it does not worsen the list schedule's value.  Returns (value, order, sol,
-    evaluations)."""
+    insert moves, a move kept when it does not worsen the list schedule's value; at most ``max_evals`` list
+    schedules (the result is then the same for a seed whenever the budget is not what ends it).  Returns
+    (value, order, sol, evaluations)."""
     rng = random.Random(seed)
     t_end = time.perf_counter() + budget_s
     best = None
@@ -259,7 +260,8 @@ def improve(ls: ListScheduler, orders, budget_s: float, goal: str = "jct", mu: f
             best = (v, list(o), (sol, states))
     v, order, (sol, states) = best
     n = len(order)
-    while n > 1 and time.perf_counter() < t_end and not (stop and stop()):
+    while n > 1 and time.perf_counter() < t_end and not (stop and stop()) and (max_evals is None or
+                                                                               evals < max_evals):
         cand = list(order)
         a, b = rng.sample(range(n), 2)
         if rng.random() < 0.5:          # a local move: within 3 positions

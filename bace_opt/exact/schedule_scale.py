@@ -15,6 +15,7 @@ from ..instance import Instance
 from ..schedule import Schedule
 from .candidates import enumerate_candidates
 from .schedule_list import ListScheduler, improve
+from .schedule_search import pooled_search
 
 #: the candidate set the list scheduler draws from (the restricted exact P2's: <= 2 regions, 1 route per hop)
 MAX_BLOCKS = 2
@@ -43,17 +44,26 @@ def _rmin(ls: ListScheduler, j: int) -> float:
 
 
 def best_list_schedule(inst: Instance, budget_s: float, warm: Sequence[Schedule] = (), goal: str = "jct",
-                       mu: float = 0.0, seed: int = 1, stop=None, orders: Sequence[Sequence[int]] = ()
-                       ) -> dict[str, Any]:
+                       mu: float = 0.0, seed: int = 1, stop=None, orders: Sequence[Sequence[int]] = (),
+                       search: str = "pooled", workers: int = 2) -> dict[str, Any]:
     """The list scheduler's local search (``schedule_list.improve``) within ``budget_s`` seconds for ``goal``
-    ("jct": mean JCT; "cost": total cost; "sum": mean JCT + mu cost).  Returns schedule (evaluator-priced, or
-    None when a job fits nowhere), value, evaluations, wall_s and the candidate limits used."""
+    ("jct": mean JCT; "cost": total cost; "sum": mean JCT + mu cost); for "jct" with ``search="pooled"`` the
+    pooled CP-SAT search (``schedule_search.pooled_search``, ``workers`` CP-SAT threads) around it,
+    ``search="local"`` the local search alone.  Returns schedule (evaluator-priced, or None when a job fits
+    nowhere), value, evaluations, wall_s, the candidate limits used and ``search`` (what ran)."""
     t0 = time.perf_counter()
     cs = enumerate_candidates(inst, max_blocks=MAX_BLOCKS, routes_k=ROUTES_K)
     ls = ListScheduler(inst, cs)
     starts = start_orders(inst, ls, warm, orders)
     left = max(budget_s - (time.perf_counter() - t0), 0.0)
-    v, order, sol, evals = improve(ls, starts, left, goal, mu, seed, stop)
+    if search not in ("pooled", "local"):
+        raise ValueError(f"search must be 'pooled' or 'local', not {search!r}")
+    info: dict[str, Any] = {"search": "local search"}
+    if goal == "jct" and search == "pooled":
+        v, order, sol, evals, info = pooled_search(ls, starts, left, seed, stop, workers)
+        info["search"] = "pooled CP-SAT + local search" if "pooled_status" in info else "local search"
+    else:
+        v, order, sol, evals = improve(ls, starts, left, goal, mu, seed, stop)
     sched = ls.schedule_of(sol) if math.isfinite(v) else None
     return {"schedule": sched, "value": v, "evaluations": evals, "wall_s": time.perf_counter() - t0,
-            "candidates": f"<= {MAX_BLOCKS} regions per job, {ROUTES_K} route per hop"}
+            "candidates": f"<= {MAX_BLOCKS} regions per job, {ROUTES_K} route per hop", **info}

@@ -330,7 +330,8 @@ def _upper(inst: Instance, budget: float, threads, runs: Sequence[tuple], seed: 
         out["notes"].append("the list schedule failed the evaluator's check (a bug): not used")
     elif ls["schedule"] is not None:
         best.append((ls["schedule"].metrics["avg_jct_s"],
-                     f"list schedule, local search ({ls['evaluations']} orders)", ls["schedule"]))
+                     f"list schedule, {ls.get('search', 'local search')} ({ls['evaluations']} orders)",
+                     ls["schedule"]))
     if small and best:
         try:
             left = max(budget - (time.perf_counter() - t0), 1.0)
