@@ -39,8 +39,7 @@ from typing import Any
 from .. import formulas as F
 from ..instance import Instance
 from ..solvers.base import SolveOptions, run_interruptible
-from ..solvers.highs import direct_highs
-from .schedule_area import area_data, build_area, pick_unit
+from .schedule_area import area_data, area_highs, build_area, pick_unit
 from .schedule_relax import lowest_price
 
 
@@ -61,11 +60,12 @@ def region_rates(inst: Instance, t0: float | None = None, t1: float | None = Non
 
 def sum_model(inst: Instance, data: dict[str, Any], D: float) -> dict[str, Any]:
     """The area relaxation's columns and rows (``build_area``) with the region columns e_r,tau of P2.39:
-    jct (each column's mean-JCT coefficient, P2.33), usd (its cost coefficient), lo, hi, integ, rows
-    {unit: {column: coef}} (each <= 0), eqs (= 0), links, one_of (one start per job)."""
+    jct (each column's mean-JCT coefficient, P2.33), usd (its cost coefficient), lo, hi, integ, col_job (-1
+    for e), rows {unit: {column: coef}} (each <= cap = 0), eqs (= 0), links."""
     m = build_area(data, D, compact=True)
     jobs, H = data["jobs"], m["H"]
     jct, lo, hi, integ = list(m["cost"]), list(m["lo"]), list(m["hi"]), list(m["integ"])
+    col_job = list(m["col_job"])
     usd = [0.0] * len(jct)
     kmin = min(region_rates(inst))
     linked = set()
@@ -88,14 +88,11 @@ def sum_model(inst: Instance, data: dict[str, Any], D: float) -> dict[str, Any]:
             lo.append(0.0)
             hi.append(reg.gpus * D)
             integ.append(False)
+            col_job.append(-1)
             row[len(jct) - 1] = -1.0
         rows[u] = row
-    one_of: dict[int, list[int]] = {}
-    for c, j in enumerate(m["col_job"]):
-        if m["integ"][c]:
-            one_of.setdefault(j, []).append(c)
-    return {"jct": jct, "usd": usd, "lo": lo, "hi": hi, "integ": integ, "rows": rows, "eqs": m["eqs"],
-            "links": m["links"], "one_of": list(one_of.values()), "H": H}
+    return {"jct": jct, "usd": usd, "lo": lo, "hi": hi, "integ": integ, "col_job": col_job, "rows": rows,
+            "eqs": m["eqs"], "links": m["links"], "H": H, "cap": 0.0}
 
 
 def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: float = 0.0,
@@ -117,29 +114,12 @@ def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: 
     D = float(time_unit_s) if time_unit_s is not None else pick_unit(data, max_units)
     m = sum_model(inst, data, D)
     jct, usd = np.array(m["jct"]), np.array(m["usd"])
-    h = direct_highs(options)
-    if jct_cap_s is not None and not mip:     # with the dense cap row, interior point (and crossover): ~10x
-        h.setOptionValue("solver", "ipm")     # faster than simplex on the paper instances at 8-24 jobs
-    nc = len(jct)
-    h.addVars(nc, np.array(m["lo"]), np.array(m["hi"]))
-    h.changeColsCost(nc, np.arange(nc, dtype=np.int32), usd if jct_cap_s is not None else jct + mu * usd)
-    if mip:
-        ints = np.array([i for i, b in enumerate(m["integ"]) if b], dtype=np.int32)
-        h.changeColsIntegrality(len(ints), ints, np.ones(len(ints), dtype=np.uint8))
-    inf = highspy.kHighsInf
-    if jct_cap_s is not None:
+    h = area_highs(dict(m, cost=usd if jct_cap_s is not None else jct + mu * usd), options, mip)
+    if jct_cap_s is not None:                 # P2.40: the cost alone, the mean JCT capped
         nz = np.flatnonzero(jct).astype(np.int32)
-        h.addRow(-inf, float(jct_cap_s), len(nz), nz, jct[nz])
-    for ks in m["one_of"]:
-        h.addRow(1.0, 1.0, len(ks), np.array(ks, dtype=np.int32), np.ones(len(ks)))
-    for xc, yc, p_lo, p_hi, _ in m["links"]:     # p_lo x <= y <= p_hi x
-        h.addRow(-inf, 0.0, 2, np.array([xc, yc], dtype=np.int32), np.array([p_lo, -1.0]))
-        h.addRow(-inf, 0.0, 2, np.array([yc, xc], dtype=np.int32), np.array([1.0, -p_hi]))
-    for cols_, coefs in m["eqs"]:
-        h.addRow(0.0, 0.0, len(cols_), np.array(cols_, dtype=np.int32), np.array(coefs))
-    for u in sorted(m["rows"]):
-        r = m["rows"][u]
-        h.addRow(-inf, 0.0, len(r), np.array(list(r), dtype=np.int32), np.array(list(r.values())))
+        h.addRow(-highspy.kHighsInf, float(jct_cap_s), len(nz), nz, jct[nz])
+        if not mip:                           # with the dense cap row, interior point (and crossover): ~10x
+            h.setOptionValue("solver", "ipm")  # faster than simplex on the paper instances at 8-24 jobs
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     run_interruptible(h.run, h.cancelSolve)
@@ -155,4 +135,4 @@ def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: 
         bound = math.inf
     return {"lower_bound": bound, "lower_bound_status": status, "lower_bound_time_unit_s": D,
             "lower_bound_build_s": build_s, "lower_bound_solve_s": time.perf_counter() - t1,
-            "lower_bound_columns": nc}
+            "lower_bound_columns": len(jct)}
