@@ -152,8 +152,9 @@ def test_region_energy_bound_is_below_the_exact_optimum(seed, hourly, stronger):
     opt = solve(inst, problem="schedule", solver="cpsat", time_limit=60, mu=mu)
     assert opt.solver.status == "optimal"
     best = opt.solver.extra["evaluator_objective"]
-    for mip in (False, True):
-        joint = sum_lower_bound(inst, SolveOptions(time_limit_s=20), mu=mu, mip=mip, time_unit_s=300.0)
+    for mip, packing in ((False, False), (True, False), (False, True), (True, True)):
+        joint = sum_lower_bound(inst, SolveOptions(time_limit_s=20), mu=mu, mip=mip, time_unit_s=300.0,
+                                packing=packing, fluid_factor=1.0 if packing else 2.0)
         assert joint["lower_bound_status"] == "optimal"
         assert joint["lower_bound"] <= best * (1 + 1e-9)
         for p in ("bace-pipe", "fifo", "price-pack"):
@@ -185,8 +186,8 @@ def test_cost_at_a_mean_jct_is_below_every_schedule_that_fast(seed):
     points += [solve(inst, problem="schedule", solver="cpsat", time_limit=60, mu=mu).metrics for mu in (0.0, 2e4)]
     prev = math.inf
     for m in sorted(points, key=lambda m: m["avg_jct_s"]):
-        for mip in (False, True):
-            b = sum_lower_bound(inst, o, mip=mip, time_unit_s=300.0, jct_cap_s=m["avg_jct_s"])
+        for mip, packing in ((False, False), (True, False), (False, True)):
+            b = sum_lower_bound(inst, o, mip=mip, time_unit_s=300.0, jct_cap_s=m["avg_jct_s"], packing=packing)
             assert b["lower_bound_status"] == "optimal"
             assert b["lower_bound"] <= objective_cost_usd(inst, m) * (1 + 1e-9)
         assert b["lower_bound"] <= prev * (1 + 1e-9)

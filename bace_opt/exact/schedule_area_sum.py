@@ -40,6 +40,7 @@ from .. import formulas as F
 from ..instance import Instance
 from ..solvers.base import SolveOptions, run_interruptible
 from .schedule_area import area_data, area_highs, build_area, pick_unit
+from .schedule_lower import add_packing_rows, size_classes
 from .schedule_relax import lowest_price
 
 
@@ -58,11 +59,12 @@ def region_rates(inst: Instance, t0: float | None = None, t1: float | None = Non
     return out
 
 
-def sum_model(inst: Instance, data: dict[str, Any], D: float) -> dict[str, Any]:
+def sum_model(inst: Instance, data: dict[str, Any], D: float, fluid_factor: float = 2.0) -> dict[str, Any]:
     """The area relaxation's columns and rows (``build_area``) with the region columns e_r,tau of P2.39:
     jct (each column's mean-JCT coefficient, P2.33), usd (its cost coefficient), lo, hi, integ, col_job (-1
-    for e), rows {unit: {column: coef}} (each <= cap = 0), eqs (= 0), links."""
-    m = build_area(data, D, compact=True)
+    for e), rows {unit: {column: coef}} (each <= cap = 0), eqs (= 0), links, area (``build_area``'s model,
+    whose columns keep their indices here)."""
+    m = build_area(data, D, True, fluid_factor)
     jobs, H = data["jobs"], m["H"]
     jct, lo, hi, integ = list(m["cost"]), list(m["lo"]), list(m["hi"]), list(m["integ"])
     col_job = list(m["col_job"])
@@ -92,18 +94,23 @@ def sum_model(inst: Instance, data: dict[str, Any], D: float) -> dict[str, Any]:
             row[len(jct) - 1] = -1.0
         rows[u] = row
     return {"jct": jct, "usd": usd, "lo": lo, "hi": hi, "integ": integ, "col_job": col_job, "rows": rows,
-            "eqs": m["eqs"], "links": m["links"], "H": H, "cap": 0.0}
+            "eqs": m["eqs"], "links": m["links"], "H": H, "cap": 0.0, "area": m}
 
 
 def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: float = 0.0,
                     time_unit_s: float | None = None, max_units: int = 400, mip: bool = False,
-                    jct_cap_s: float | None = None) -> dict[str, Any]:
+                    jct_cap_s: float | None = None, packing: bool = False,
+                    fluid_factor: float = 2.0) -> dict[str, Any]:
     """Solve P2.39 (module doc) with HiGHS; returns lower_bound (of mean JCT + mu x cost, s), its status, the
     time unit and the times.  ``mip``: the starts integral (its dual bound), else the LP (its optimum).
 
     ``jct_cap_s`` (P2.40): minimise the cost alone subject to the relaxation's mean JCT <= ``jct_cap_s``;
     lower_bound is then a cost (USD) below that of every schedule whose mean JCT is at most ``jct_cap_s``
-    (a point under the JCT-cost Pareto front), and status "infeasible" means no schedule is that fast."""
+    (a point under the JCT-cost Pareto front), and status "infeasible" means no schedule is that fast.
+
+    ``packing``: add the packing relaxation's rows (``schedule_lower``, P2.35-P2.38: each unit's time shared
+    among packings of whole jobs); both hold for the same mapped schedule, so together they are valid.
+    ``fluid_factor``: the horizon's (``schedule_area.horizon_s``; any is valid)."""
     import highspy
     import numpy as np
     t0 = time.perf_counter()
@@ -111,8 +118,8 @@ def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: 
     if data is None:
         return {"lower_bound": None, "lower_bound_status": "infeasible",
                 "lower_bound_note": "a job fits no region set"}
-    D = float(time_unit_s) if time_unit_s is not None else pick_unit(data, max_units)
-    m = sum_model(inst, data, D)
+    D = float(time_unit_s) if time_unit_s is not None else pick_unit(data, max_units, fluid_factor)
+    m = sum_model(inst, data, D, fluid_factor)
     jct, usd = np.array(m["jct"]), np.array(m["usd"])
     h = area_highs(dict(m, cost=usd if jct_cap_s is not None else jct + mu * usd), options, mip)
     if jct_cap_s is not None:                 # P2.40: the cost alone, the mean JCT capped
@@ -120,6 +127,9 @@ def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: 
         h.addRow(-highspy.kHighsInf, float(jct_cap_s), len(nz), nz, jct[nz])
         if not mip:                           # with the dense cap row, interior point (and crossover): ~10x
             h.setOptionValue("solver", "ipm")  # faster than simplex on the paper instances at 8-24 jobs
+    if packing:
+        of_job, cls_w, pats, _ = size_classes(data)
+        add_packing_rows(h, m["area"], data, D, of_job, len(cls_w), pats)
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     run_interruptible(h.run, h.cancelSolve)
@@ -135,4 +145,4 @@ def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: 
         bound = math.inf
     return {"lower_bound": bound, "lower_bound_status": status, "lower_bound_time_unit_s": D,
             "lower_bound_build_s": build_s, "lower_bound_solve_s": time.perf_counter() - t1,
-            "lower_bound_columns": len(jct)}
+            "lower_bound_columns": h.getNumCol()}

@@ -101,8 +101,8 @@ def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0
     area = [(False, 400)] + ([] if joint else [second])
     out = area_bounds(inst, area_lower_bound, "area", "area relaxation (P2.30-P2.34)", options, mu, wall0, end, area)
     if joint:
-        out += area_bounds(inst, sum_lower_bound, "sum", "area relaxation with region energy (P2.39)", options,
-                           mu, wall0, end, [(False, 400), second])
+        out += area_bounds(inst, sum_lower_bound, "sum", "area relaxation with region energy and packings (P2.39)",
+                           options, mu, wall0, end, [(False, 250), second], packing=True, fluid_factor=1.0)
     if len(inst.jobs) <= POOL_MAX_JOBS:
         pool = pool_lower_bound(inst, remaining(options, wall0, end + POOL_SHARE), mu=mu)
         if pool.get("lower_bound") is not None:
@@ -111,13 +111,13 @@ def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0
 
 
 def area_bounds(inst: Instance, solve_fn, kind: str, label: str, options: SolveOptions, mu: float, wall0: float,
-                upto: float, steps) -> list[dict[str, Any]]:
+                upto: float, steps, **kw) -> list[dict[str, Any]]:
     """``solve_fn``'s (an area relaxation's) bound at each of ``steps`` ((MIP?, max units): the LP on a coarse
     grid first, as the MIP's proven bound is worth nothing until its root LP ends) until ``upto`` x the time
     limit; the larger proven one."""
     found = []
     for is_mip, units in steps:
-        b = solve_fn(inst, remaining(options, wall0, upto), mu=mu, mip=is_mip, max_units=units)
+        b = solve_fn(inst, remaining(options, wall0, upto), mu=mu, mip=is_mip, max_units=units, **kw)
         if b.get("lower_bound") is not None:
             found.append(dict(b, lower_bound_certified=True, kind=kind, lower_bound_kind=(
                 f"{label}, {'MIP' if is_mip else 'LP'} {b['lower_bound_status']}, unit "
