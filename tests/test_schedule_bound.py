@@ -195,3 +195,15 @@ def test_cost_at_a_mean_jct_is_below_every_schedule_that_fast(seed):
     jct_lb = area_lower_bound(inst, o, mip=False, time_unit_s=300.0)["lower_bound_jct_s"]
     b = sum_lower_bound(inst, o, time_unit_s=300.0, jct_cap_s=jct_lb * 0.99)
     assert b["lower_bound_status"] == "infeasible" and b["lower_bound"] == math.inf
+
+
+def test_measured_bandwidth_leaves_the_relaxations_unchanged():
+    """The relaxations drop links, and on the paper instances every job's shortest mode is a single region:
+    nominal and measured bandwidth give the same relaxation data, so the same lower bounds (benchmarks/README.md
+    uses the nominal runs' bounds for the measured instances)."""
+    from bace_opt.builders.paper import paper_instance
+    from bace_opt.exact.schedule_area import area_data
+    for seed, arr in ((1, "zero"), (3, "poisson")):
+        a = area_data(paper_instance(seed=seed, jobs=24, arrivals=arr))
+        b = area_data(paper_instance(seed=seed, jobs=24, arrivals=arr, bandwidth_source="measured"))
+        assert a == b
