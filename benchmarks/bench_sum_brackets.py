@@ -8,7 +8,7 @@ Per instance and mu: the lower bound (the larger of the separable one, area rela
 cheapest rate, and the region-energy one, P2.39; models/schedule.md section 8), the best schedule (the exact P2
 over <= 2 regions per job and 1 route per hop when it builds, else the list scheduler's search on mean JCT +
 mu cost), the bracket's width, and where five policies land above the lower bound.  Every bracket gets
-``--budget`` seconds on 2 threads.  Writes results/schedule_brackets_sum[_TAG].csv and .md after every
+``--budget`` seconds on 2 threads.  Writes results/weighted_sum_brackets[_TAG].csv and .md after every
 instance, with the machine's load.
 """
 from __future__ import annotations
@@ -83,10 +83,10 @@ def main(argv=None) -> int:
     ap.add_argument("--arrivals", default="zero", help="zero (batch), poisson")
     ap.add_argument("--mu", default="20,100", help="s per USD, comma-separated")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds per bracket")
-    ap.add_argument("--tag", default="", help="results/schedule_brackets_sum_TAG.*")
+    ap.add_argument("--tag", default="", help="results/weighted_sum_brackets_TAG.*")
     args = ap.parse_args(argv)
     args.commit = git_commit()
-    stem = "schedule_brackets_sum" + (f"_{args.tag}" if args.tag else "")
+    stem = "weighted_sum_brackets" + (f"_{args.tag}" if args.tag else "")
     rows = []
     for jobs in (int(x) for x in args.jobs.split(",")):
         for arr in args.arrivals.split(","):
