@@ -36,8 +36,8 @@ def test_incomplete_candidate_set_is_not_certified():
     s = solve(inst, problem="schedule", solver="cpsat", time_limit=30, bracket=True, max_blocks=1)
     x = s.solver.extra
     assert x["lower_bound_slotted_certified"] is False and "incomplete" in x["lower_bound_note"]
-    # the pool and area relaxations need no candidates: the bracket still has a certified lower end
-    assert x["lower_bound_certified"] and x["lower_bound_kind"].startswith(("pool", "area"))
+    # the pool and packing relaxations need no candidates: the bracket still has a certified lower end
+    assert x["lower_bound_certified"] and x["lower_bound_kind"].startswith(("pool", "packing"))
     assert x["lower_bound"] == max(x["lower_bound_pool"], x["lower_bound_area"])
     assert x["lower_bound"] <= x["upper_bound"] * (1 + 1e-9)     # equal here, up to the solver's rounding
 
@@ -116,7 +116,7 @@ def test_bracket_without_the_exact_model_uses_the_list_scheduler(seed):
     assert si.name == "list-schedule" and si.status == "feasible" and "too large" in si.message
     assert s.method == "list-schedule" and evaluate(inst, s).feasible
     assert x["upper_bound"] == pytest.approx(s.metrics["avg_jct_s"], rel=1e-12) == si.objective
-    assert x["lower_bound_certified"] and x["lower_bound_kind"].startswith(("pool", "area"))
+    assert x["lower_bound_certified"] and x["lower_bound_kind"].startswith(("pool", "packing"))
     assert x["lower_bound_slotted"] is None and si.bound == x["lower_bound"]
     assert 0 <= x["bracket_gap"] == si.gap < 1
     for p in ("bace-pipe", "fifo", "lcf", "price-pack"):

@@ -31,8 +31,6 @@ log = logging.getLogger(__name__)
 #: shares of the time limit: the exact P2 first, then the lower bounds, the list scheduler's search the rest
 #: (time a step leaves unused flows to the next)
 EXACT_SHARE, AREA_SHARE, POOL_SHARE, SLOTTED_SHARE = 0.4, 0.2, 0.1, 0.15
-#: the area relaxation's MIP (P2.30-P2.34) up to this many jobs (its LP on a fine grid above)
-AREA_MIP_MAX_JOBS = 30
 #: the pool relaxation (P2.29) up to this many jobs (above, the area relaxation is the stronger bound)
 POOL_MAX_JOBS = 12
 #: the list scheduler's search budget when the solve has no time limit
@@ -87,22 +85,28 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
 def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0: float,
                          cost_cap_usd: float | None = None) -> list[dict[str, Any]]:
     """The candidate-free lower bounds of ``solve_bracket``, until ``AREA_SHARE`` of the time limit after the
-    exact P2's share: the area relaxation's LP on a coarse grid (seconds), then its MIP up to
-    ``AREA_MIP_MAX_JOBS`` jobs or its LP on a fine grid above; with mu > 0 (and no cost cap) the second step
-    goes to the area relaxation with region energy (P2.39, ``schedule_area_sum``), its LP then its MIP or fine
-    LP, which prices the cost the separable bound cannot.  Then the pool relaxation up to ``POOL_MAX_JOBS``
-    jobs (``POOL_SHARE``)."""
-    from .schedule_area import area_lower_bound
+    exact P2's share: the recipe's mean-JCT bound (``schedule_lower.recipe_lower_bound``, the packing
+    relaxation, as ``gaps.report.p2_figures`` solves it; plus mu x the cheapest-rate cost bound: the separable
+    bound); with mu > 0 (and no cost cap) the time is shared with the area relaxation with region energy and
+    packings (P2.39, ``schedule_area_sum``), its LP then its MIP (<= 30 jobs) or a fine LP, which prices the
+    cost the separable bound cannot.  Then the pool relaxation up to ``POOL_MAX_JOBS`` jobs (``POOL_SHARE``)."""
     from .schedule_area_sum import sum_lower_bound
+    from .schedule_lower import FLUID_FACTOR, MIP_MAX_JOBS, best_run, recipe_lower_bound, run_kind
     from .schedule_relax import pool_lower_bound
     joint = bool(mu) and cost_cap_usd is None
     end = EXACT_SHARE + AREA_SHARE
-    second = (True, 400) if len(inst.jobs) <= AREA_MIP_MAX_JOBS else (False, 1400)
-    area = [(False, 400)] + ([] if joint else [second])
-    out = area_bounds(inst, area_lower_bound, "area", "area relaxation (P2.30-P2.34)", options, mu, wall0, end, area)
+    left = remaining(options, wall0, EXACT_SHARE + (AREA_SHARE / 2 if joint else AREA_SHARE)).time_limit_s
+    best = best_run(recipe_lower_bound(inst, SEARCH_DEFAULT_S if left is None else left, options.threads,
+                                       options.seed))
+    out = []
+    if best.get("lower_bound_jct_s") is not None:
+        lb = best["lower_bound_jct_s"] + mu * best["lower_bound_cost_usd"]
+        out.append(dict(best, lower_bound=lb, lower_bound_certified=True, kind="area",
+                        lower_bound_kind=run_kind(best) + (" + mu x the cheapest-rate cost" if mu else "")))
     if joint:
+        second = (True, 400) if len(inst.jobs) <= MIP_MAX_JOBS else (False, 1400)
         out += area_bounds(inst, sum_lower_bound, "sum", "area relaxation with region energy and packings (P2.39)",
-                           options, mu, wall0, end, [(False, 250), second], packing=True, fluid_factor=1.0)
+                           options, mu, wall0, end, [(False, 250), second], packing=True, fluid_factor=FLUID_FACTOR)
     if len(inst.jobs) <= POOL_MAX_JOBS:
         pool = pool_lower_bound(inst, remaining(options, wall0, end + POOL_SHARE), mu=mu)
         if pool.get("lower_bound") is not None:

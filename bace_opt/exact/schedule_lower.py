@@ -150,3 +150,48 @@ def packing_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), 
             "lower_bound_build_s": build_s, "lower_bound_solve_s": solve_s,
             "lower_bound_columns": len(m["cost"]) + nl, "size_classes": cls_w, "size_step": step,
             "packings": len(pats), "lower_bound_nodes": int(info.mip_node_count) if mip else 0}
+
+
+#: the recipe (``recipe_lower_bound``): up to this many jobs the packing LP then its MIP on one grid ...
+MIP_MAX_JOBS = 30
+#: ... above it LPs on a coarse grid (fast), then a fine one (``max_units``)
+COARSE_UNITS = 250
+FINE_UNITS = 400
+#: the relaxations' horizon: last arrival + FLUID_FACTOR x the fluid makespan + the longest run (any is valid)
+FLUID_FACTOR = 1.0
+
+
+def recipe_lower_bound(inst: Instance, time_limit_s: float, threads=None, seed: int = 0) -> list[dict[str, Any]]:
+    """The one recipe's mean-JCT lower bound (``gaps.report.p2_figures`` and ``schedule_bound.solve_bracket``
+    use it) within ``time_limit_s`` seconds: the packing relaxation, up to ``MIP_MAX_JOBS`` jobs its LP (30 %
+    of the time) then its MIP on one grid, above it LPs on a coarse then a fine grid (a grid equal to one
+    already solved is skipped).  Returns every run (each with ``form``: "LP" or "MIP"); the bound is the
+    largest proven ``lower_bound_jct_s`` among them."""
+    t0 = time.perf_counter()
+    runs: list[dict[str, Any]] = []
+    data = area_data(inst)
+    steps = (((0.3, 400, False), (1.0, 400, True)) if len(inst.jobs) <= MIP_MAX_JOBS
+             else ((0.3, COARSE_UNITS, False), (1.0, FINE_UNITS, False)))
+    for share, units, as_mip in steps:
+        left = time_limit_s * share - (time.perf_counter() - t0)
+        same = (data is not None and not as_mip and any(
+            r.get("lower_bound_time_unit_s") == pick_unit(data, units, FLUID_FACTOR) for r in runs))
+        if left > 1.0 and not same:
+            r = packing_lower_bound(inst, SolveOptions(time_limit_s=left, threads=threads, seed=seed),
+                                    max_units=units, mip=as_mip, fluid_factor=FLUID_FACTOR)
+            r["form"] = "MIP" if as_mip else "LP"
+            runs.append(r)
+    return runs
+
+
+def best_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of ``recipe_lower_bound`` with the largest proven bound (else the last, or {})."""
+    good = [r for r in runs if r.get("lower_bound_jct_s") is not None]
+    return max(good, key=lambda r: r["lower_bound_jct_s"]) if good else (runs or [{}])[-1]
+
+
+def run_kind(r: dict[str, Any]) -> str:
+    """How a run of ``recipe_lower_bound`` is named in reports."""
+    unit = r.get("lower_bound_time_unit_s")
+    return (f"packing relaxation (P2.35-P2.38 on the area relaxation P2.30-P2.34), {r.get('form')} "
+            f"{r.get('lower_bound_status')}" + ("" if unit is None else f", unit {unit:g} s"))

@@ -48,13 +48,6 @@ LOWER_SHARE = 0.4
 POOL_SHARE = 0.1
 #: online: the time each policy's cost-at-its-mean-JCT bound (P2.40) may take, as a share of the P2 figures'
 COST_AT_JCT_SHARE = 0.25
-#: above this many jobs the packing relaxation is solved as LPs (a coarse grid, then a fine one), not as a MIP
-AREA_MIP_MAX_JOBS = 30
-#: above AREA_MIP_MAX_JOBS: the packing LP's grid sizes (``max_units``), a coarse one first (fast), then a fine one
-COARSE_UNITS = 250
-FINE_UNITS = 400
-#: the relaxations' horizon: last arrival + FLUID_FACTOR x the fluid makespan + the longest run (any is valid)
-FLUID_FACTOR = 1.0
 
 
 @dataclass(frozen=True)
@@ -252,9 +245,9 @@ def p2_figures(inst: Instance, time_limit: float, threads=None, runs: Sequence[t
     one recipe), within about ``time_limit`` seconds (models/schedule.md sections 8.2-8.4):
 
     * mean JCT lower bound: the larger of the packing relaxation (P2.35-P2.38: the area relaxation P2.30-P2.34
-      with the pool shared among feasible packings of whole jobs; HiGHS, ``LOWER_SHARE`` of the time; up to
-      ``AREA_MIP_MAX_JOBS`` jobs its LP then its MIP, above it LPs on a coarse then a fine grid)
-      and, up to ``ONLINE_MAX_JOBS`` jobs, the pool relaxation (P2.29, ``POOL_SHARE``); both valid over all
+      with the pool shared among feasible packings of whole jobs; HiGHS, ``LOWER_SHARE`` of the time, as
+      ``exact.schedule_lower.recipe_lower_bound`` solves it: LP then MIP up to 30 jobs, above it LPs on a
+      coarse then a fine grid) and, up to ``ONLINE_MAX_JOBS`` jobs, the pool relaxation (P2.29, ``POOL_SHARE``); both valid over all
       placements, stall or not;
     * best mean JCT: the lowest evaluated mean JCT among the policies' complete runs (``runs``: (name,
       schedule, complete)), the list scheduler's local search started from their job orders (the rest of the
@@ -263,30 +256,15 @@ def p2_figures(inst: Instance, time_limit: float, threads=None, runs: Sequence[t
     * cost lower bound: every job at its cheapest rate for its shortest run time; best cost: the list schedule
       that gives every job its cheapest candidate (it waits for it) or a run, whichever is lower."""
     from ..errors import BaceOptError
-    from ..exact.schedule_area import area_data, pick_unit
-    from ..exact.schedule_lower import packing_lower_bound
+    from ..exact.schedule_lower import best_run, recipe_lower_bound, run_kind
     from ..exact.schedule_relax import pool_lower_bound
     from ..solvers.base import SolveOptions
     t0 = time.perf_counter()
     out: dict[str, Any] = {"notes": []}
     small = len(inst.jobs) <= ONLINE_MAX_JOBS
-    areas, data = [], area_data(inst)
-    mip = len(inst.jobs) <= AREA_MIP_MAX_JOBS    # LP then MIP on one grid; above: LPs, a coarse then a fine grid
-    for share, units, as_mip in (((0.3, 400, False), (1.0, 400, True)) if mip
-                                 else ((0.3, COARSE_UNITS, False), (1.0, FINE_UNITS, False))):
-        left = time_limit * LOWER_SHARE * share - (time.perf_counter() - t0)
-        same = (data is not None and not as_mip and any(a.get("lower_bound_time_unit_s") == pick_unit(
-            data, units, FLUID_FACTOR) for a in areas))
-        if left > 1.0 and not same:
-            r = packing_lower_bound(inst, SolveOptions(time_limit_s=left, threads=threads, seed=seed),
-                                    max_units=units, mip=as_mip, fluid_factor=FLUID_FACTOR)
-            r["form"] = "MIP" if as_mip else "LP"
-            areas.append(r)
-    good = [a for a in areas if a.get("lower_bound_jct_s") is not None]
-    area = max(good, key=lambda a: a["lower_bound_jct_s"]) if good else (areas or [{}])[-1]
-    lows = [(area.get("lower_bound_jct_s"), f"packing relaxation (P2.35-P2.38 on the area relaxation P2.30-P2.34), "
-                                            f"{area.get('form')} {area.get('lower_bound_status')}, unit "
-                                            f"{short(area.get('lower_bound_time_unit_s'), 's')}")]
+    areas = recipe_lower_bound(inst, time_limit * LOWER_SHARE, threads, seed)
+    area = best_run(areas)
+    lows = [(area.get("lower_bound_jct_s"), run_kind(area) if area else "none")]
     if small:
         pool = pool_lower_bound(inst, SolveOptions(time_limit_s=time_limit * POOL_SHARE, threads=threads,
                                                    seed=seed))
