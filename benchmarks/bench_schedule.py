@@ -10,6 +10,7 @@ benchmarks/results/schedule_pareto.csv and benchmarks/results/schedule.md.
 
     python -m benchmarks.bench_schedule --brackets [--family paper8|paper24|paper72] [--seeds 1,2,3]
         [--arrivals zero,poisson] [--bandwidth nominal,measured] [--budget 600]
+    python -m benchmarks.bench_schedule --combine results/A.csv results/B.csv ... --family paper72 --tag NAME
 
 Certified P2 brackets (issues 11 and 30) for mean JCT and cost, within ``--budget`` seconds on 2 threads per
 instance, by one recipe: ``bace_opt.gaps.report.p2_figures`` (lower bounds: area relaxation, and the pool
@@ -185,6 +186,51 @@ def _write_brackets(rows, stem, args, policies) -> None:
     atomic_write(RESULTS / f"{stem}.md", "\n".join(md) + "\n")
 
 
+def combine_main(args) -> int:
+    """``--combine FILE.csv ...``: per instance, the largest lower bound and the lowest upper end over the
+    given bracket runs (both are certified, so is the bracket they make), each with the run it came from and
+    the time that end took (lower_time_s of its row, upper_time_s of its row: the bracket's time is their sum).
+    A measured-bandwidth instance takes a nominal instance's lower bound only when the two build identical
+    relaxation data (``schedule_area.area_data``; the relaxations drop links).  Writes
+    results/schedule_brackets_<tag>.md (no CSV: the rows are the inputs')."""
+    import csv
+    from bace_opt.exact.schedule_area import area_data
+    rows = {}
+    for f in args.combine:
+        with open(f, newline="") as fh:
+            for r in csv.DictReader(fh):
+                rows.setdefault(r["instance"], []).append(dict(r, file=os.path.basename(f)))
+    same = {}
+    for name, inst in bracket_instances(args):
+        if name.endswith("-measured"):
+            nominal = dict(bracket_instances(argparse.Namespace(**{**vars(args), "bandwidth": "nominal"})))
+            base = name[: -len("-measured")]
+            if base in nominal and area_data(inst) == area_data(nominal[base]):
+                same[name] = base
+    out = ["# Certified P2 brackets, " + args.family + ", composed from the runs below\n",
+           f"`python -m benchmarks.bench_schedule --combine {' '.join(os.path.basename(f) for f in args.combine)} "
+           f"--family {args.family} --tag {args.tag}`: per instance the largest certified lower bound and the lowest "
+           "evaluator-checked upper end among the runs (both certified, so is the bracket); time = the lower "
+           "end's lower_time_s + the upper end's upper_time_s in their runs. A measured-bandwidth instance uses "
+           "its nominal twin's lower bounds when both build identical relaxation data (checked here).\n",
+           "| instance | lower_s | from | upper_s | from | width_pct | time_s |", "|---|---|---|---|---|---|---|"]
+    for name in sorted(set(rows) | set(same)):
+        own = rows.get(name, [])
+        lows = [r for r in own + (rows.get(same[name], []) if name in same else []) if r["lower_s"]]
+        ups = [r for r in own if r["upper_s"]]
+        if not lows or not ups:
+            continue
+        lo = max(lows, key=lambda r: float(r["lower_s"]))
+        up = min(ups, key=lambda r: float(r["upper_s"]))
+        L, U = float(lo["lower_s"]), float(up["upper_s"])
+        src = lo["file"] + ("" if lo["instance"] == name else f" ({lo['instance']})")
+        out.append(f"| {name} | {L:.6g} | {src} | {U:.6g} | {up['file']} | {100 * (U - L) / U:.2f} | "
+                   f"{float(lo['lower_time_s']) + float(up['upper_time_s']):.0f} |")
+    atomic_write(RESULTS / f"schedule_brackets_{args.tag}.md", "\n".join(out) + "\n")
+    print("\n".join(out))
+    return 0
+
+
 def _fmt(v):
     if v is None:
         return "-"
@@ -207,7 +253,11 @@ def main(argv=None):
     ap.add_argument("--tag", default="", help="--brackets: suffix of the results files (a partial grid)")
     ap.add_argument("--skip-policies", default="", help="--brackets: registered policies not simulated (comma list)")
     ap.add_argument("--budget", type=float, default=600.0, help="--brackets: seconds per instance (default 600)")
+    ap.add_argument("--combine", nargs="+", metavar="FILE.csv",
+                    help="compose brackets from these --brackets runs (per instance the best of each end)")
     args = ap.parse_args(argv)
+    if args.combine:
+        return combine_main(args)
     if args.brackets:
         return brackets_main(args)
     opts = SolveOptions(time_limit_s=args.time_limit, threads=args.threads)
