@@ -192,7 +192,8 @@ def combine_main(args) -> int:
     the time that end took (lower_time_s of its row, upper_time_s of its row: the bracket's time is their sum).
     A measured-bandwidth instance takes a nominal instance's lower bound only when the two build identical
     relaxation data (``schedule_area.area_data``; the relaxations drop links).  Writes
-    results/schedule_brackets_<tag>.md (no CSV: the rows are the inputs')."""
+    results/schedule_brackets_<tag>.md and .csv (instance, lower_s, cost_lower_usd, upper_s, width, sources, time:
+    what ``bace-opt bench --brackets`` reads)."""
     import csv
     from bace_opt.exact.schedule_area import area_data
     rows = {}
@@ -214,6 +215,7 @@ def combine_main(args) -> int:
            "end's lower_time_s + the upper end's upper_time_s in their runs. A measured-bandwidth instance uses "
            "its nominal twin's lower bounds when both build identical relaxation data (checked here).\n",
            "| instance | lower_s | from | upper_s | from | width_pct | time_s |", "|---|---|---|---|---|---|---|"]
+    table = []
     for name in sorted(set(rows) | set(same)):
         own = rows.get(name, [])
         lows = [r for r in own + (rows.get(same[name], []) if name in same else []) if r["lower_s"]]
@@ -226,6 +228,12 @@ def combine_main(args) -> int:
         src = lo["file"] + ("" if lo["instance"] == name else f" ({lo['instance']})")
         out.append(f"| {name} | {L:.6g} | {src} | {U:.6g} | {up['file']} | {100 * (U - L) / U:.2f} | "
                    f"{float(lo['lower_time_s']) + float(up['upper_time_s']):.0f} |")
+        costs = [float(r["cost_lower_usd"]) for r in lows if r.get("cost_lower_usd")]
+        table.append({"instance": name, "lower_s": L, "cost_lower_usd": max(costs) if costs else None, "upper_s": U,
+                      "width_pct": 100 * (U - L) / U, "lower_from": src, "upper_from": up["file"],
+                      "time_s": float(lo["lower_time_s"]) + float(up["upper_time_s"])})
+    if table:        # the columns bench --brackets reads (bace_opt.bench.bounds.BRACKET_COLUMNS)
+        atomic_write(RESULTS / f"schedule_brackets_{args.tag}.csv", csv_text(list(table[0]), table))
     atomic_write(RESULTS / f"schedule_brackets_{args.tag}.md", "\n".join(out) + "\n")
     print("\n".join(out))
     return 0
