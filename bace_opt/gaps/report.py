@@ -89,11 +89,13 @@ class OnlineGap:
 
     @property
     def cost_gap_at_jct_at_most(self) -> float | None:
-        """Certified: the policy's cost is at most this far above that of any schedule at least as fast."""
+        """Certified: the policy's cost is at most this far above that of any schedule at least as fast (against
+        the larger of P2.40 and the cheapest-rate bound: both bound such a schedule's cost, and P2.40 ignores
+        which regions a job may use, so under a loose cap the cheapest-rate bound may be the larger)."""
         lb = self.cost_at_jct_lower_bound_usd
         if not self.complete or not lb or not math.isfinite(lb):
             return None
-        return self.cost_usd / lb - 1.0
+        return self.cost_usd / max(lb, self.cost_lower_bound_usd or 0.0) - 1.0
 
 
 @dataclass(frozen=True)
