@@ -222,8 +222,8 @@ def combine_main(args) -> int:
         ups = [r for r in own if r["upper_s"]]
         if not lows or not ups:
             continue
-        lo = max(lows, key=lambda r: float(r["lower_s"]))
-        up = min(ups, key=lambda r: float(r["upper_s"]))
+        lo = max(lows, key=lambda r: (float(r["lower_s"]), -float(r["lower_time_s"])))   # equal: the quicker
+        up = min(ups, key=lambda r: (float(r["upper_s"]), float(r["upper_time_s"])))
         L, U = float(lo["lower_s"]), float(up["upper_s"])
         src = lo["file"] + ("" if lo["instance"] == name else f" ({lo['instance']})")
         out.append(f"| {name} | {L:.6g} | {src} | {U:.6g} | {up['file']} | {100 * (U - L) / U:.2f} | "
