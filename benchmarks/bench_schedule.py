@@ -163,8 +163,9 @@ def _write_brackets(rows, stem, args, policies) -> None:
     md = [f"# Certified P2 brackets, {args.family} (mean JCT and cost)\n",
           f"`python -m benchmarks.bench_schedule --brackets --family {args.family} --budget {args.budget:g}` "
           f"(commit {args.commit}) on {os.cpu_count()} shared cores, recipe `bace_opt.gaps.report.p2_figures`: "
-          "lower = the larger proven relaxation bound (area P2.30-P2.34; pool P2.29 up to 12 jobs), upper = best "
-          "evaluator-feasible schedule (policies, list-schedule local search, restricted exact P2 up to 12 jobs); "
+          "lower = the larger proven relaxation bound (packing P2.35-P2.38 on the area relaxation; pool P2.29 up to "
+          "12 jobs; the lower_kind column says which), upper = best evaluator-feasible schedule (policies, "
+          "list-schedule local search and pooled CP-SAT search, restricted exact P2 up to 12 jobs); "
           "width = (upper - lower) / upper; the bracket's time is lower + upper time (`--budget`), simulating "
           "the policies (whose schedules also start the search) is counted apart.  Cost: lower = every job at its cheapest rate, upper = cheapest "
           "placements or a policy.\n",

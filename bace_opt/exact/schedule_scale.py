@@ -1,9 +1,10 @@
 """P2 brackets at scale (24-72 jobs; models/schedule.md section 8.3-8.4): the best feasible schedule the list
-scheduler's local search finds, started from given schedules' job orders (policies' runs) and simple orders.
+scheduler's search finds (for mean JCT the pooled CP-SAT search of ``schedule_search``), started from given
+schedules' job orders (policies' runs) and simple orders.
 
-``best_list_schedule`` is what ``gaps.report.p2_figures`` (and ``benchmarks.bench_schedule --brackets``) use
-for the upper end of a bracket; the lower end is ``schedule_area.area_lower_bound`` (mean JCT) and
-``schedule_relax.job_modes``' cost lower bound (cost).
+``best_list_schedule`` is what ``gaps.report.p2_figures``, ``schedule_bound.solve_bracket`` (and
+``benchmarks.bench_schedule --brackets``) use for the upper end of a bracket; the lower end is
+``schedule_lower.recipe_lower_bound`` (mean JCT) and ``schedule_relax.job_modes``' cost lower bound (cost).
 """
 from __future__ import annotations
 
