@@ -12,10 +12,13 @@ once with the jobs it may start:
   (status ``blocked``; the evaluator's ``blocking_probability`` = blocked / jobs).
 
 The policy sees a read-only ``ClusterState`` (free GPUs per region, free Gbit/s per link -- equal in both
-directions since every hop reserves its bandwidth both ways -- and prices at ``now``) and returns the plans
-to start now.  The simulator checks every plan (rule 1 of the evaluator, start time, the job is one it may
-start, GPUs and the summed bandwidth of all its hops fit the residual) and raises ``PolicyError`` otherwise:
-a policy that over-commits is a bug.  A started job finishes at start + run time as
+directions since every hop reserves its bandwidth both ways -- and prices at ``now``) on its own copy of the
+instance, and returns the plans to start now.  Every call into the policy and every plan it returns goes
+through one gate, ``policies.gate``, the same one every other path uses: the return type, rule 1 of the
+evaluator, the start time, the job is one it may start (once), GPUs and the summed bandwidth of all its hops fit
+the residual, checked against the instance as loaded; the policy's copy unchanged after every decision; an
+exception, exit or stray interrupt inside the policy, or a call past ``decision_time_limit_s``, named as the
+policy's.  A violation raises ``PolicyError``: a policy that over-commits is a bug.  A started job finishes at start + run time as
 ``bace_opt.evaluate.price_plan`` computes it, so the simulation agrees with the evaluator exactly.  Link
 reservations are kept per running job and each link's free bandwidth is recomputed with ``math.fsum``, so no
 rounding drifts accumulate.  Jobs still waiting when no event is left (no placement exists for them under the
@@ -63,14 +66,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import BaceOptError, InputError
-from .evaluate import ITERATION_MODELS, check_plan, make_schedule, price_plan
+from .errors import InputError
+from .evaluate import ITERATION_MODELS, make_schedule, price_plan
 from .formulas import price_curves
 from .instance import Instance
 from .options import Opt, check_options
 from .policies import make_policy
-from .policies.base import ClusterState, PolicyError
+from .policies.base import ClusterState
 from .policies.contract import PolicyBase, QueueSessionProtocol, WaitingQueue, check_policy
+from .policies.gate import PolicyRunner, check_decision, describe_jobs
 from .schedule import JobPlan, Schedule
 
 log = logging.getLogger(__name__)
@@ -78,7 +82,8 @@ log = logging.getLogger(__name__)
 MODES = ("queue", "blocking")
 #: the simulator's own options (the policy's are declared by its registry entry: ``check_policy_options``)
 SIM_OPTIONS = {"mode": Opt("choice", choices=MODES), "seed": Opt("int"), "track_hol": Opt("bool"),
-               "iteration_model": Opt("choice", choices=ITERATION_MODELS)}
+               "iteration_model": Opt("choice", choices=ITERATION_MODELS),
+               "decision_time_limit_s": Opt("float", gt=0, le=1e9, help="limit on one call into the policy, s")}
 
 # event kinds, in the order they are applied at one time
 _DONE, _ARRIVE, _PRICE = 0, 1, 2
@@ -109,20 +114,26 @@ class SimStats:
 
 
 def simulate(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue", seed: int = 0,
-             track_hol: bool = True, iteration_model: str = "analytic", **policy_options) -> Schedule:
+             track_hol: bool = True, iteration_model: str = "analytic", decision_time_limit_s: float | None = None,
+             **policy_options) -> Schedule:
     """Simulate ``policy`` (a registered name or a ``Policy`` object) on ``inst``; return the priced
     Schedule (see module doc).  ``iteration_model``: ``analytic`` (default) or a pipeline schedule kind
-    (gpipe, 1f1b, greedy) that sets every job's iteration time, hence its finish time."""
+    (gpipe, 1f1b, greedy) that sets every job's iteration time, hence its finish time.
+    ``decision_time_limit_s``: the limit on one call into the policy (default
+    ``policies.gate.DECISION_TIME_LIMIT_S``); a call past it is the policy's error."""
     return run_simulation(inst, policy, mode=mode, seed=seed, track_hol=track_hol, iteration_model=iteration_model,
-                          **policy_options)[0]
+                          decision_time_limit_s=decision_time_limit_s, **policy_options)[0]
 
 
 def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue", seed: int = 0,
                    track_hol: bool = True, iteration_model: str = "analytic",
+                   decision_time_limit_s: float | None = None,
                    **policy_options) -> tuple[Schedule, SimStats]:
     """``simulate`` plus the run's wall-clock statistics."""
-    check_options("simulate", SIM_OPTIONS, {"mode": mode, "seed": seed, "track_hol": track_hol,
-                                            "iteration_model": iteration_model})
+    opts = {"mode": mode, "seed": seed, "track_hol": track_hol, "iteration_model": iteration_model}
+    if decision_time_limit_s is not None:
+        opts["decision_time_limit_s"] = decision_time_limit_s
+    check_options("simulate", SIM_OPTIONS, opts)
     if isinstance(policy, str):
         pol = check_policy(make_policy(policy, seed=seed, **policy_options))
     else:
@@ -133,31 +144,15 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
     stats = SimStats()
     t_wall = time.perf_counter()
     t_cpu = time.process_time()
-    run = _Run(inst, pol, mode, track_hol, iteration_model, stats)
-    run.loop()
-    sched = run.schedule(seed)
+    with PolicyRunner(pol, inst, decision_time_limit_s) as guard:
+        run = _Run(inst, pol, mode, track_hol, iteration_model, stats, guard)
+        run.loop()
+        sched = run.schedule(seed)
     stats.wall_s = time.perf_counter() - t_wall
     stats.cpu_s = time.process_time() - t_cpu
     log.info("simulated %s (%s mode) on %s: %d events, %d decisions, %.3f s", pol.name, mode, inst.name,
              stats.events, stats.decisions, stats.wall_s)
     return sched, stats
-
-
-def policy_failed(policy: str, what: str, t: float, e: BaseException) -> PolicyError:
-    """A ``PolicyError`` for an exception a policy raised: the policy, what it was asked, the event time, the
-    exception and the policy's own traceback (the frames below the simulator's call)."""
-    import traceback
-    tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
-    own = [f for f in traceback.extract_tb(tb) if f.filename != __file__] if tb is not None else []
-    frames = "".join(traceback.format_list(own))
-    return PolicyError(f"policy {policy!r} raised {type(e).__name__} at t={t:g} s while {what}: {e}"
-                       + (f"\npolicy traceback (most recent call last):\n{frames.rstrip()}" if frames else ""))
-
-
-def _some(names, k: int = 5) -> str:
-    names = list(names)
-    head = ", ".join(repr(n) for n in names[:k])
-    return f"job {head}" if len(names) == 1 else f"jobs {head}" + (f" and {len(names) - k} more" if len(names) > k else "")
 
 
 class _GenericQueue(WaitingQueue):
@@ -177,13 +172,7 @@ class _GenericQueue(WaitingQueue):
             m = False
             if job.gpus <= tot:
                 self.place_calls += 1
-                try:
-                    m = self.pol.place(job, state) is not None
-                except BaceOptError:
-                    raise
-                except Exception as e:
-                    raise policy_failed(self.pol.name, f"placing job {n!r} alone (head-of-line measurement)",
-                                        now, e) from e
+                m = self.pol.place(job, state) is not None
             self._mark(n, m, now)
 
 
@@ -191,11 +180,14 @@ class _Run:
     """One simulation: the event loop and a handler per event kind (see module doc)."""
 
     def __init__(self, inst: Instance, pol: PolicyBase, mode: str, track_hol: bool, iteration_model: str,
-                 stats: SimStats):
+                 stats: SimStats, guard: PolicyRunner):
         self.inst, self.pol, self.mode, self.track_hol = inst, pol, mode, track_hol
         self.iteration_model, self.stats = iteration_model, stats
+        self.guard = guard                       # every call into the policy, and its copy of the instance
         self.name = pol.name
         self.jobs = {j.name: j for j in inst.jobs}
+        self.view_jobs = guard.view_jobs         # the policy's own Job objects (its copy of the instance)
+        self.waiting: dict[str, None] = {}       # the jobs the policy may start (kept here, not by the policy)
         self.links = inst.links
         self.li = inst.link_index
         self.free_gpus = {r.name: r.gpus for r in inst.regions}
@@ -211,7 +203,8 @@ class _Run:
         heapq.heapify(self.heap)
         self.queue: QueueSessionProtocol | None = None
         if mode == "queue":
-            self.queue = pol.queue_session(inst) or _GenericQueue(pol)
+            self.queue = guard.call(pol.queue_session, 0.0, "opening its queue session", guard.view) \
+                or _GenericQueue(pol)
         self.plans: dict[str, JobPlan] = {}
         self.status: dict[str, str] = {}
         self.run_s: dict[str, float] = {}
@@ -230,7 +223,7 @@ class _Run:
                 self.decide_queue(t, new)
             elif new:
                 self.decide_blocking(t, new)
-            if self.mode == "queue" and self.queue.waiting:
+            if self.mode == "queue" and self.waiting:
                 if self.track_hol:
                     self.update_hol(t)
                 if self.curves:
@@ -254,66 +247,57 @@ class _Run:
 
     # ------------------------------------------------------------------ decisions
     def call_policy(self, decide, t: float, jobs, *args) -> list[JobPlan]:
+        """One decision through the gate (``policies.gate``): the call guarded, the instance's copy checked."""
         stats = self.stats
         c0 = time.thread_time()
         t0 = time.perf_counter()
-        try:
-            out = decide(t, *args)
-        except BaceOptError:        # said on purpose, with its own message (a missing solver, an over-commit)
-            raise
-        except Exception as e:      # the policy's own failure: name it, the jobs and the time; keep its traceback
-            raise policy_failed(self.name, f"deciding on {_some(jobs)}", t, e) from e
+        what = f"deciding on {describe_jobs(jobs)}"
+        out = self.guard.call(decide, t, what, t, *args)
         stats.decide_s.append(time.perf_counter() - t0)
         stats.decide_cpu_s.append(time.thread_time() - c0)
         stats.decisions += 1
-        return out or []
+        self.guard.untouched(t, what)
+        return out
 
     def state(self, t: float, hint: bool = True) -> ClusterState:
-        return ClusterState(self.inst, t, self.free_gpus, self.free_bw, links_in_use=self.in_use if hint else None)
+        """The state the policy sees (on its copy of the instance)."""
+        return ClusterState(self.guard.view, t, self.free_gpus, self.free_bw, links_in_use=self.in_use if hint else None)
 
     def decide_queue(self, t: float, new: list[str]) -> None:
-        q = self.queue
+        q, g = self.queue, self.guard
         self.unchanged = None
         for n in new:
-            q.add(self.jobs[n], t)
-        if not q.waiting:
+            self.waiting[n] = None
+            g.call(q.add, t, f"adding job {n!r} to its queue", self.view_jobs[n], t)
+        if not self.waiting:
             return
         state = self.state(t)
-        out = self.call_policy(q.decide, t, list(q.waiting), state)
-        started = set()
-        for p in out:
-            self.apply(p, t, q.waiting, started)
+        out = self.call_policy(q.decide, t, list(self.waiting), state)
+        started = self.start(out, t, self.waiting)
         for n in started:
-            q.remove(n, t)
+            del self.waiting[n]
+            g.call(q.remove, t, f"removing job {n!r} from its queue", n, t)
         # nothing started: the head-of-line measurement reads the same residual state (and its caches)
         self.unchanged = None if started else state
 
     def decide_blocking(self, t: float, new: list[str]) -> None:
-        out = self.call_policy(self.pol.decide, t, new, [self.jobs[n] for n in new], self.state(t))
-        allowed = dict.fromkeys(new)
-        started: set[str] = set()
-        for p in out:
-            self.apply(p, t, allowed, started)
+        out = self.call_policy(self.pol.decide, t, new, [self.view_jobs[n] for n in new], self.state(t))
+        self.start(out, t, dict.fromkeys(new))
         for n in new:
             if n not in self.status:
                 self.status[n] = "blocked"
 
-    def apply(self, p: JobPlan, now: float, allowed, started: set[str]) -> None:
-        """Check a plan the policy returned and start it (module doc: a policy that over-commits is a bug)."""
-        name, inst = self.name, self.inst
-        job = self.jobs.get(p.name) or _unknown(name, p)
-        if p.name not in allowed or p.name in started:
-            raise PolicyError(f"policy {name!r} started job {p.name!r}, which is not waiting at t={now:g} s")
-        if p.status != "done" or p.start_s is None or p.start_s != now:
-            raise PolicyError(f"policy {name!r}: plan for job {p.name!r} must have status 'done' and "
-                              f"start_s == {now!r}, got {p.status!r} / {p.start_s!r}")
-        v = check_plan(inst, p)
-        if v:
-            raise PolicyError(f"policy {name!r}: invalid plan for job {p.name!r}: " + "; ".join(map(str, v)))
-        why = self.state(now, hint=False).fits(job, p)
-        if why is not None:
-            raise PolicyError(f"policy {name!r} over-commits at t={now:g} s with job {p.name!r}: {why}")
-        started.add(p.name)
+    def start(self, out, now: float, allowed) -> list[str]:
+        """Check the decision at the gate (every plan against the instance as loaded and the resources left
+        by the plans before it; a violation is the policy's ``PolicyError``) and start its plans."""
+        checked = ClusterState(self.inst, now, self.free_gpus, self.free_bw)
+        ok = check_decision(self.inst, self.guard.label, now, out, allowed, checked)
+        for job, p in ok:
+            self.apply(job, p)
+        return [p.name for _, p in ok]
+
+    def apply(self, job, p: JobPlan) -> None:
+        """Start a plan the gate accepted: take its GPUs and bandwidth, schedule its completion."""
         for b in p.blocks:
             self.free_gpus[b.region] -= job.gpus_per_stage * b.stages
         touched = set()
@@ -325,7 +309,7 @@ class _Run:
         for k in touched:
             self.free_bw[k] = self.links[k].bandwidth_gbps - math.fsum(self.link_res[k].values())
             self.in_use.add(k)
-        f = price_plan(inst, p, self.iteration_model)
+        f = price_plan(self.inst, p, self.iteration_model)
         self.plans[p.name] = p
         self.status[p.name] = "done"
         self.run_s[p.name] = f.run_s
@@ -349,7 +333,7 @@ class _Run:
                 self.free_bw[k] = self.links[k].bandwidth_gbps
                 self.in_use.discard(k)
         if self.queue is not None:
-            self.queue.released()
+            self.guard.call(self.queue.released, self.last_t or 0.0, "releasing resources in its queue")
 
     # ------------------------------------------------------------------ head-of-line blocking, prices
     def update_hol(self, t: float) -> None:
@@ -357,14 +341,10 @@ class _Run:
         left are HoL-blocked from t until they leave that set (their blocked time accrues when they do)."""
         q = self.queue
         before = q.place_calls
-        state = self.unchanged or ClusterState(self.inst, t, self.free_gpus, self.free_bw)
-        try:
-            q.hol_update(state, t)
-        except BaceOptError:
-            raise
-        except Exception as e:
-            raise policy_failed(self.name, f"placing {_some(list(q.waiting))} alone (head-of-line measurement)",
-                                t, e) from e
+        state = self.unchanged or self.state(t, hint=False)
+        what = f"placing {describe_jobs(list(self.waiting))} alone (head-of-line measurement)"
+        self.guard.call(q.hol_update, t, what, state, t)
+        self.guard.untouched(t, what)
         self.stats.place_calls += q.place_calls - before
 
     def push_price_event(self, t: float) -> None:
@@ -382,10 +362,10 @@ class _Run:
         inst, status, stats = self.inst, self.status, self.stats
         hol_s = {j.name: 0.0 for j in inst.jobs}
         if self.queue is not None:
-            for n in self.queue.waiting:
+            for n in self.waiting:
                 status.setdefault(n, "unscheduled")
-            if self.last_t is not None:
-                self.queue.finish(self.last_t)      # settle the jobs still waiting, up to the last event
+            if self.last_t is not None:             # settle the jobs still waiting, up to the last event
+                self.guard.call(self.queue.finish, self.last_t, "closing its queue session", self.last_t)
             hol_s.update(self.queue.hol_s)
         out_plans = []
         per_job: dict[str, dict] = {}
@@ -407,12 +387,8 @@ class _Run:
                                 "track_hol": self.track_hol,
                                 "total_hol_blocked_s": math.fsum(hol_s.values()), "jobs": per_job}
         if pol.extra_meta is not None:
-            meta["policy_stats"] = pol.extra_meta()
+            meta["policy_stats"] = self.guard.call(pol.extra_meta, self.last_t or 0.0, "reporting its statistics")
         return make_schedule(inst, out_plans, method=self.name, meta=meta, iteration_model=self.iteration_model)
-
-
-def _unknown(policy_name: str, p: JobPlan):
-    raise PolicyError(f"policy {policy_name!r} returned a plan for unknown job {p.name!r}")
 
 
 def _next_price_change(curves, t: float) -> float | None:

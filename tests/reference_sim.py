@@ -25,7 +25,7 @@ from bace_opt.policies.contract import Policy
 from bace_opt.policies.ordered import OrderedPolicy
 from bace_opt.policies.priority import job_profile
 from bace_opt.schedule import JobPlan
-from bace_opt.sim import MODES, SimStats, _next_price_change, _unknown, log
+from bace_opt.sim import MODES, SimStats, _next_price_change, log
 
 _DONE, _ARRIVE, _PRICE = 0, 1, 2
 

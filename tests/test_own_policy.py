@@ -118,11 +118,12 @@ def test_a_policy_that_raises_is_named_with_its_job_time_and_traceback(policy_fi
     r = run("simulate", TINY, "--policy", f"{policy_file}:Raises", "-o", out)
     assert r.returncode == 2 and not out.exists()
     first = r.stderr.splitlines()[0]
-    assert "policy 'raises' raised ZeroDivisionError at t=0 s while deciding on jobs 'j0', 'j1'" in first
+    assert (f"policy 'raises' (Raises from {policy_file}) at t=0 s: raised ZeroDivisionError while deciding on "
+            "jobs 'j0', 'j1'") in first
     assert "the policy's own bug" in first
     assert f'File "{policy_file}", line' in r.stderr and "in think" in r.stderr
     assert "bace_opt/sim.py" not in r.stderr and "internal error" not in r.stderr
-    with pytest.raises(PolicyError, match="raised ZeroDivisionError at t=0 s"):
+    with pytest.raises(PolicyError, match="at t=0 s: raised ZeroDivisionError"):
         bo.simulate(bo.load_instance(TINY), f"{policy_file}:Raises")
 
 
@@ -130,7 +131,8 @@ def test_a_policy_that_over_commits_is_named_with_its_job_and_time(policy_file, 
     out = tmp_path / "s.json"
     r = run("simulate", PAPER, "--policy", f"{policy_file}:OverCommits", "-o", out)
     assert r.returncode == 2 and not out.exists()
-    assert "policy 'over-commits' over-commits at t=0 s with job" in r.stderr
+    assert "policy 'over-commits' (OverCommits from" in r.stderr and ") at t=0 s, job '" in r.stderr
+    assert ": over-commits: needs" in r.stderr
 
 
 def test_bad_specs_are_named(policy_file, tmp_path):

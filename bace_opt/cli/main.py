@@ -31,6 +31,8 @@ import sys
 
 from ..errors import BaceOptError
 
+#: the commands that run a policy: each takes ``--decision-time-limit`` (``policies.gate``)
+POLICY_COMMANDS = ("simulate", "gap", "bench", "adversary")
 COMMANDS = ["validate", "generate", "evaluate", "solve", "simulate", "gap", "policies", "pipeline", "bench",
             "optical", "adversary", "plot"]
 
@@ -91,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
         mod.add_parser(sub)
     for p in sub.choices.values():
         add_common(p)
+    for name in POLICY_COMMANDS:
+        if name in sub.choices:
+            sub.choices[name].add_argument(
+                "--decision-time-limit", type=float, default=None, metavar="S",
+                help="limit on one call into a policy, s (default 300, or $BACE_OPT_DECISION_TIME_LIMIT_S); a "
+                     "policy past it is stopped and named (exit 2)")
     return ap
 
 
@@ -173,6 +181,16 @@ def main(argv=None) -> int:
         return 2
     if argv is None:  # the console script or python -m: behave as a Unix tool on a closed pipe
         _default_sigpipe()
+        from ..policies.gate import allow_hard_exit
+        allow_hard_exit()      # a policy that cannot be stopped otherwise ends the process, named (policies.gate)
+    limit = getattr(args, "decision_time_limit", None)
+    if limit is not None:      # for this process and the worker processes it starts
+        from ..policies.gate import DECISION_LIMIT_ENV, decision_limit
+        try:
+            os.environ[DECISION_LIMIT_ENV] = repr(decision_limit(limit))
+        except BaceOptError as e:
+            print(f"bace-opt {args.command}: error: --decision-time-limit: {e}", file=sys.stderr)
+            return 2
     from ..procs import signals_as_interrupt
     real = sys.stdout
     sys.stdout = _NamedStdout(real)

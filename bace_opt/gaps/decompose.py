@@ -37,21 +37,35 @@ from ..schedule import JobPlan, Schedule
 log = logging.getLogger(__name__)
 
 
-def heuristic_epoch(inst: Instance, policy: Any, **options: Any) -> Schedule:
+def heuristic_epoch(inst: Instance, policy: Any, decision_time_limit_s: float | None = None,
+                    **options: Any) -> Schedule:
     """One decision of ``policy`` (a registered name, with ``options``, or a policy object) at P1's decision time
     t0 (the latest arrival), every resource free; the jobs it does not start are ``not_started``.  A priced
     Schedule; ``meta`` holds t0 and the decision's wall and CPU time (``decision_s``, ``decision_cpu_s``; CPU time
-    is less sensitive to the load of a shared machine)."""
+    is less sensitive to the load of a shared machine).
+
+    The decision goes through the simulator's gate (``policies.gate``): the policy sees its own copy of the
+    instance, and a plan that breaks a rule (over-commits, an unknown or duplicate job, a start off t0, ...), an
+    exception, exit or interrupt inside the policy, or a call past ``decision_time_limit_s`` is the policy's
+    ``PolicyError``, never a result."""
     from ..evaluate import make_schedule
     from ..policies import get_policy
     from ..policies.base import ClusterState
+    from ..policies.contract import check_policy
+    from ..policies.gate import PolicyRunner, check_decision, describe_jobs
     t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
-    pol = get_policy(policy, **options) if isinstance(policy, str) else policy
-    queue = [j for j in inst.jobs if j.arrival_s <= t0]
-    state = ClusterState.empty(inst, t0)
-    t, c = time.perf_counter(), time.process_time()
-    plans = list(pol.decide(t0, queue, state))
-    decision_s, decision_cpu_s = time.perf_counter() - t, time.process_time() - c
+    pol = check_policy(get_policy(policy, **options) if isinstance(policy, str) else policy)
+    names = [j.name for j in inst.jobs if j.arrival_s <= t0]
+    with PolicyRunner(pol, inst, decision_time_limit_s) as guard:
+        queue = [guard.view_jobs[n] for n in names]
+        state = ClusterState.empty(guard.view, t0)
+        what = f"deciding on {describe_jobs(names)}"
+        t, c = time.perf_counter(), time.process_time()
+        out = guard.call(pol.decide, t0, what, t0, queue, state)
+        decision_s, decision_cpu_s = time.perf_counter() - t, time.process_time() - c
+        guard.untouched(t0, what)
+        ok = check_decision(inst, guard.label, t0, out, frozenset(names), ClusterState.empty(inst, t0))
+    plans = [p for _, p in ok]
     started = {p.name for p in plans}
     plans += [JobPlan(j.name, "not_started") for j in inst.jobs if j.name not in started]
     return make_schedule(inst, plans, method=f"p1-heur:{pol.name}",
