@@ -377,6 +377,15 @@ class AdversaryResult:
             rows.append(row)
         return pd.DataFrame(rows).sort_values("trial").reset_index(drop=True) if rows else pd.DataFrame()
 
+    def judged(self) -> int:
+        """Candidates that got a verdict (every status but ``error``)."""
+        return sum(1 for r in self.records if r.get("status") != "error")
+
+    def first_error(self) -> dict | None:
+        """The failed candidate of the lowest trial number, or None."""
+        bad = [r for r in self.records if r.get("status") == "error"]
+        return min(bad, key=lambda r: r["trial"]) if bad else None
+
     def proven(self):
         df = self.frame()
         return df[df["status"] == "proven"] if not df.empty else df
@@ -444,6 +453,10 @@ class AdversaryResult:
             return "\n".join(lines + ["(no candidates)"]) + "\n"
         counts = df["status"].value_counts().to_dict()
         lines.append("Candidates: " + ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES) + ".")
+        first = self.first_error()
+        if first is not None:
+            lines += ["", f"{counts.get('error', 0)} candidate(s) failed and count as no gap; the first (trial "
+                          f"{first['trial']}): {first.get('error')}"]
         pv = self.proven()
         if not pv.empty:
             g = pd_num(pv["cost_gap"]) * 100

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from ..errors import InputError
 from ._args import finite_float, int_arg
@@ -61,4 +62,9 @@ def run(args) -> int:
                                             max_arrival_s=args.max_arrival))
     res = run_adversary(cfg, args.out, args.budget, workers=args.workers, dask_address=args.dask, keep=args.keep)
     print(res.report())
+    if res.records and not res.judged():      # every candidate failed: no search happened
+        first = res.first_error()
+        print(f"bace-opt adversary: error: all {len(res.records)} candidates failed; the first (trial "
+              f"{first['trial']}): {first.get('error')}", file=sys.stderr)
+        return 1
     return 0

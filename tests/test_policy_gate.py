@@ -1,0 +1,204 @@
+"""A policy cannot fool the gap (issue 36): every misbehaving kind of ``tests/misbehaving_policies.py`` is refused,
+in the same words, by ``simulate``, ``gap``, ``bench --policy`` and ``adversary --policy``; none gives exit 0 or
+3 and none is averaged anywhere.  The commands run in this process (``cli.main.main``) except where a real
+signal or the watchdog's hard exit is the point."""
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import bace_opt as bo
+from bace_opt.cli.main import main
+from bace_opt.policies import PolicyError
+from bace_opt.policies.gate import DECISION_LIMIT_ENV, check_decision, fingerprint, private_copy
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = ROOT / "instances" / "small-4r-6j.json"
+MIS = ROOT / "tests" / "misbehaving_policies.py"
+sys.path.insert(0, str(ROOT / "tests"))
+from misbehaving_policies import KINDS  # noqa: E402
+
+#: kinds whose plans are legal where every job happens to fit the biggest region (they fail elsewhere)
+SOMETIMES_LEGAL = {"AllOnBiggest", "ForgedState"}
+
+
+def label(kind: str) -> str:
+    return f"policy 'mis-{kind.lower()}' ({kind} from {MIS})"
+
+
+@pytest.fixture(autouse=True)
+def short_limit(monkeypatch):
+    monkeypatch.setenv(DECISION_LIMIT_ENV, "1")
+
+
+def cli(capsys, *argv) -> tuple[int, str, str]:
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_simulate_and_gap_refuse_each_kind_naming_the_policy(kind, capsys, tmp_path):
+    out = tmp_path / "s.json"
+    rc, _, err = cli(capsys, "simulate", SMALL, "--policy", f"{MIS}:{kind}", "-o", out)
+    assert rc == 2, err
+    assert err.startswith(f"bace-opt simulate: error: {label(kind)} at t=0 s"), err
+    assert not out.exists() and "internal error" not in err
+    rc, stdout, err2 = cli(capsys, "gap", SMALL, "--policy", f"{MIS}:{kind}")
+    assert rc == 2, err2
+    # the same words on both paths: the first line after the command's name
+    assert err2.splitlines()[0].split("error: ", 1)[1] == err.splitlines()[0].split("error: ", 1)[1]
+    assert "cost gap" not in stdout
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_adversary_counts_each_kind_as_an_error_never_a_gap(kind, capsys, tmp_path):
+    rc, out, err = cli(capsys, "adversary", "--policy", f"{MIS}:{kind}", "-o", tmp_path / "adv", "--budget", "1",
+                       "--sampler", "random", "--time-limit", "5")
+    assert rc == 1, err
+    assert "0 proven" in out and "1 error" in out and label(kind) in out
+    assert "all 1 candidates failed" in err and label(kind) in err
+
+
+def test_adversary_with_some_candidates_judged_exits_0_and_counts_the_failures(capsys, tmp_path):
+    rc, out, err = cli(capsys, "adversary", "--policy", f"{MIS}:AllOnBiggest", "-o", tmp_path / "adv", "--budget",
+                       "6", "--sampler", "random", "--time-limit", "5", "--max-gpus", "16", "--jobs", "2",
+                       "--max-stages", "2")
+    assert rc == 0, err
+    assert "0 proven" not in out
+    assert "0 error" in out or ("failed and count as no gap; the first" in out and label("AllOnBiggest") in out)
+
+
+def test_bench_records_every_kind_as_failed_and_exits_1(tmp_path):
+    out = tmp_path / "gap.csv"
+    args = [a for k in KINDS for a in ("--policy", f"{MIS}:{k}")]
+    env = {**os.environ, DECISION_LIMIT_ENV: "1"}
+    r = subprocess.run([sys.executable, "-m", "bace_opt", "bench", "--suite", "gap", "--size", "small", *args,
+                        "-o", out], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert r.returncode == 1, r.stderr[-3000:]
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
+    assert not any(x["status"] == "infeasible-schedule" for x in rows)
+    for k in KINDS:
+        mine = [x for x in rows if x["method"].endswith(f"misbehaving_policies.py:{k}")]
+        assert mine, k
+        bad = [x for x in mine if x["status"] == "error"]
+        assert bad and all(label(k) in x["error"] for x in bad), k
+        if k not in SOMETIMES_LEGAL:
+            assert len(bad) == len(mine), k
+        else:           # a legal plan is a result: the evaluator accepted it
+            assert all(x["feasible"] == "True" for x in mine if x["status"] != "error"), k
+
+
+def test_the_library_raises_the_policy_error_naming_it():
+    inst = bo.load_instance(SMALL)
+    for kind in ("Raises", "HugeReservation", "ShrinksJob", "ExitsZero", "Interrupts"):
+        with pytest.raises(PolicyError, match=f"policy 'mis-{kind.lower()}'"):
+            bo.simulate(inst, f"{MIS}:{kind}")
+        with pytest.raises(PolicyError, match=f"policy 'mis-{kind.lower()}'"):
+            bo.gap(inst, f"{MIS}:{kind}", time_limit=10)
+
+
+def test_the_policy_gets_a_copy_and_the_schedule_is_checked_against_the_instance_as_loaded():
+    inst = bo.load_instance(SMALL)
+    before = fingerprint(inst)
+    with pytest.raises(PolicyError, match="instance modified"):
+        bo.simulate(inst, f"{MIS}:ShrinksJob")
+    assert fingerprint(inst) == before and inst.job("j5").stages == 4
+    c = private_copy(inst)
+    assert c == inst and c is not inst and c.jobs[0] is not inst.jobs[0] and fingerprint(c) == before
+
+
+def test_check_decision_on_a_two_job_over_commit_each_fitting_alone():
+    inst = bo.load_instance(SMALL)
+    state = bo.policies.ClusterState.empty(inst, 0.0)
+    j0, j5 = inst.job("j0"), inst.job("j5")        # 2 + 4 stages, r0 has 7 GPUs: each fits, together too
+    ok = [bo.JobPlan("j0", "done", 0.0, (bo.Block("r0", 2),)), bo.JobPlan("j5", "done", 0.0, (bo.Block("r0", 4),))]
+    assert len(check_decision(inst, "policy 'p'", 0.0, ok, {"j0", "j5", "j2"}, state)) == 2
+    over = ok + [bo.JobPlan("j2", "done", 0.0, (bo.Block("r0", 2),))]
+    with pytest.raises(PolicyError, match=r"policy 'p' at t=0 s, job 'j2': over-commits: needs 2 GPUs in 'r0', 1 free"):
+        check_decision(inst, "policy 'p'", 0.0, over, {"j0", "j5", "j2"}, state)
+    assert j0.gpus + j5.gpus <= 7
+
+
+def test_sim_only_rules_not_waiting_and_place_failures(tmp_path):
+    """A job that has not arrived, and a failure inside place (the head-of-line measurement), are named."""
+    f = tmp_path / "p.py"
+    f.write_text(
+        "import bace_opt as bo\nfrom bace_opt.policies import PolicyBase\n"
+        "class Early(PolicyBase):\n    name = 'early'\n    options = {}\n"
+        "    def place(self, job, state):\n        return None\n"
+        "    def decide(self, now, queue, state):\n"
+        "        late = [j for j in state.inst.jobs if j.arrival_s > now]\n"
+        "        return [bo.JobPlan(late[0].name, 'done', now, (bo.Block('r0', late[0].stages),))] if late else []\n"
+        "class BadPlace(PolicyBase):\n    name = 'bad-place'\n    options = {}\n"
+        "    def place(self, job, state):\n        raise RuntimeError('boom')\n"
+        "    def decide(self, now, queue, state):\n        return []\n")
+    inst = bo.load_instance(SMALL)
+    late = bo.Instance(**{**{k: getattr(inst, k) for k in inst.__dataclass_fields__},
+                          "jobs": [inst.jobs[0]] + [bo.Job(**{**j.__dict__, "arrival_s": 50.0}) for j in inst.jobs[1:]]})
+    with pytest.raises(PolicyError, match=r"policy 'early' \(Early from .*\) at t=0 s, job 'j1': not waiting"):
+        bo.simulate(late, f"{f}:Early")
+    with pytest.raises(PolicyError, match=r"policy 'bad-place' .* raised RuntimeError while placing .* alone"):
+        bo.simulate(inst, f"{f}:BadPlace")
+
+
+SWALLOWS = '''
+import time
+from bace_opt.policies import PolicyBase
+class Stubborn(PolicyBase):
+    name = "stubborn"
+    options = {}
+    def place(self, job, state):
+        return None
+    def decide(self, now, queue, state):
+        while True:
+            try:
+                time.sleep(0.05)
+            except BaseException:
+                pass
+class Swallows(Stubborn):
+    name = "swallows"
+    def decide(self, now, queue, state):
+        for _ in range(%d):
+            try:
+                time.sleep(0.01)
+            except KeyboardInterrupt:
+                pass
+        return []
+'''
+
+
+def test_a_policy_that_swallows_every_stop_is_ended_by_the_watchdog_and_named(tmp_path):
+    f = tmp_path / "stubborn.py"
+    f.write_text(SWALLOWS % 100)
+    t = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "bace_opt", "simulate", str(SMALL), "--policy", f"{f}:Stubborn",
+                        "--decision-time-limit", "1"], capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - t
+    assert r.returncode == 2, r.stderr
+    assert "policy 'stubborn' (Stubborn from" in r.stderr and "ignored being stopped" in r.stderr
+    assert took < 60
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_real_signal_stops_a_policy_that_swallows_keyboard_interrupt(tmp_path, sig, code):
+    f = tmp_path / "swallows.py"
+    f.write_text(SWALLOWS % 10 ** 6)          # each decision sleeps for hours unless stopped
+    env = {k: v for k, v in os.environ.items() if k != DECISION_LIMIT_ENV}      # the default limit, 300 s
+    p = subprocess.Popen([sys.executable, "-m", "bace_opt", "simulate", str(SMALL), "--policy", f"{f}:Swallows"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(4.0)                           # imported and inside the first decision
+    t = time.monotonic()
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == code, err
+    assert time.monotonic() - t < 15
+    assert "internal error" not in err and "Traceback" not in err
