@@ -62,6 +62,7 @@ import heapq
 import logging
 import math
 import statistics
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,6 +85,8 @@ MODES = ("queue", "blocking")
 SIM_OPTIONS = {"mode": Opt("choice", choices=MODES), "seed": Opt("int"), "track_hol": Opt("bool"),
                "iteration_model": Opt("choice", choices=ITERATION_MODELS),
                "decision_time_limit_s": Opt("float", gt=0, le=1e9, help="limit on one call into the policy, s")}
+#: a progress display is refreshed at most this often, s of wall time
+PROGRESS_EVERY_S = 0.5
 
 # event kinds, in the order they are applied at one time
 _DONE, _ARRIVE, _PRICE = 0, 1, 2
@@ -115,19 +118,21 @@ class SimStats:
 
 def simulate(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue", seed: int = 0,
              track_hol: bool = True, iteration_model: str = "analytic", decision_time_limit_s: float | None = None,
-             **policy_options) -> Schedule:
+             progress: Any = None, **policy_options) -> Schedule:
     """Simulate ``policy`` (a registered name or a ``Policy`` object) on ``inst``; return the priced
     Schedule (see module doc).  ``iteration_model``: ``analytic`` (default) or a pipeline schedule kind
     (gpipe, 1f1b, greedy) that sets every job's iteration time, hence its finish time.
     ``decision_time_limit_s``: the limit on one call into the policy (default
-    ``policies.gate.DECISION_TIME_LIMIT_S``); a call past it is the policy's error."""
+    ``policies.gate.DECISION_TIME_LIMIT_S``); a call past it is the policy's error.  ``progress``: None or
+    False (default) shows nothing; True a bar on stderr (tqdm, the ``progress`` extra; else an INFO log line every
+    10 s); a callable gets ``(jobs settled, jobs, simulated time)`` at most every ``PROGRESS_EVERY_S``."""
     return run_simulation(inst, policy, mode=mode, seed=seed, track_hol=track_hol, iteration_model=iteration_model,
-                          decision_time_limit_s=decision_time_limit_s, **policy_options)[0]
+                          decision_time_limit_s=decision_time_limit_s, progress=progress, **policy_options)[0]
 
 
 def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue", seed: int = 0,
                    track_hol: bool = True, iteration_model: str = "analytic",
-                   decision_time_limit_s: float | None = None,
+                   decision_time_limit_s: float | None = None, progress: Any = None,
                    **policy_options) -> tuple[Schedule, SimStats]:
     """``simulate`` plus the run's wall-clock statistics."""
     opts = {"mode": mode, "seed": seed, "track_hol": track_hol, "iteration_model": iteration_model}
@@ -144,15 +149,55 @@ def run_simulation(inst: Instance, policy: Any = "bace-pipe", mode: str = "queue
     stats = SimStats()
     t_wall = time.perf_counter()
     t_cpu = time.process_time()
-    with PolicyRunner(pol, inst, decision_time_limit_s) as guard:
+    with PolicyRunner(pol, inst, decision_time_limit_s) as guard, SimProgress(len(inst.jobs), progress) as bar:
         run = _Run(inst, pol, mode, track_hol, iteration_model, stats, guard)
-        run.loop()
+        run.loop(bar)
         sched = run.schedule(seed)
     stats.wall_s = time.perf_counter() - t_wall
     stats.cpu_s = time.process_time() - t_cpu
     log.info("simulated %s (%s mode) on %s: %d events, %d decisions, %.3f s", pol.name, mode, inst.name,
              stats.events, stats.decisions, stats.wall_s)
     return sched, stats
+
+
+class SimProgress:
+    """The progress of one run (``simulate``'s ``progress``): jobs settled (started, blocked) of all, refreshed
+    at most every ``PROGRESS_EVERY_S`` s of wall time."""
+
+    def __init__(self, total: int, how: Any):
+        self.total, self.how, self.bar = total, how, None
+        self.last = time.monotonic()
+        self.logged = self.last
+        if how is True:
+            try:
+                from tqdm import tqdm
+                self.bar = tqdm(total=total, unit="job", desc="simulate", file=sys.stderr, leave=False)
+            except ImportError:
+                self.bar = None
+
+    def __enter__(self) -> "SimProgress":
+        return self
+
+    def update(self, done: int, t: float) -> None:
+        if not self.how:
+            return
+        now = time.monotonic()
+        if now - self.last < PROGRESS_EVERY_S:
+            return
+        self.last = now
+        if callable(self.how):
+            self.how(done, self.total, t)
+        elif self.bar is not None:
+            self.bar.n = done
+            self.bar.set_postfix_str(f"t={t:,.0f} s", refresh=False)
+            self.bar.refresh()
+        elif now - self.logged >= 10.0:
+            self.logged = now
+            log.info("simulating: %d of %d jobs settled, simulated time %.0f s", done, self.total, t)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 class _GenericQueue(WaitingQueue):
@@ -214,9 +259,11 @@ class _Run:
         self.unchanged: ClusterState | None = None   # the decision's state when the decision started nothing
 
     # ------------------------------------------------------------------ the loop
-    def loop(self) -> None:
+    def loop(self, bar: "SimProgress | None" = None) -> None:
         while self.heap:
             t = self.heap[0][0]
+            if bar is not None:
+                bar.update(len(self.status), t)
             new = self.pop_events(t)
             self.last_t = t
             if self.mode == "queue":

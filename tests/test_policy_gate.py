@@ -202,3 +202,69 @@ def test_a_real_signal_stops_a_policy_that_swallows_keyboard_interrupt(tmp_path,
     assert p.returncode == code, err
     assert time.monotonic() - t < 15
     assert "internal error" not in err and "Traceback" not in err
+
+
+def _plugin_dir(tmp_path: Path, body: str, names: str) -> Path:
+    (tmp_path / "acme_broken.py").write_text(body)
+    dist = tmp_path / "acme_broken-0.2.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-broken\nVersion: 0.2\n")
+    (dist / "entry_points.txt").write_text("[bace_opt.policies]\n" + names)
+    return tmp_path
+
+
+def _run(*argv, pythonpath: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    return subprocess.run([sys.executable, "-m", "bace_opt", *map(str, argv)], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+@pytest.mark.parametrize("body,what", [("raise RuntimeError('half-installed')\n", "RuntimeError: half-installed"),
+                                       ("raise SystemExit(0)\n", "SystemExit: 0")])
+def test_a_broken_plugin_is_named_where_used_and_changes_nothing_else(tmp_path, body, what):
+    d = _plugin_dir(tmp_path, body, "acme-broken = acme_broken:Policy\nbace-pipe = acme_broken:Policy\n")
+    r = _run("policies", "--options", pythonpath=d)
+    assert r.returncode == 0, r.stderr
+    assert "acme-broken" in r.stdout and what in r.stdout and "acme-broken 0.2" in r.stdout
+    assert r.stderr.count("a shipped policy has that name") == 1            # said once, not once per lookup
+    r = _run("simulate", SMALL, "--policy", "bace-pipe", pythonpath=d)
+    assert r.returncode == 0, r.stderr
+    r = _run("simulate", SMALL, "--policy", "acme-broken", pythonpath=d)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "policy 'acme-broken' of package acme-broken 0.2" in r.stderr and what in r.stderr
+    r = _run("gap", SMALL, "--policy", "acme-broken", pythonpath=d)
+    assert r.returncode == 2 and what in r.stderr
+
+
+def test_a_policy_whose_constructor_raises_is_named(tmp_path):
+    f = tmp_path / "ctor.py"
+    f.write_text("from bace_opt.policies import PolicyBase\nclass P(PolicyBase):\n    name = 'p'\n    options = {}\n"
+                 "    def __init__(self):\n        raise SystemExit(0)\n"
+                 "    def decide(self, now, queue, state):\n        return []\n"
+                 "    def place(self, job, state):\n        return None\n")
+    r = _run("simulate", SMALL, "--policy", f"{f}:P", pythonpath=tmp_path)
+    assert r.returncode == 2 and "building it raised SystemExit" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_simulation_reports_its_progress_when_asked():
+    inst = bo.load_instance(ROOT / "instances" / "paper-6r-24j-seed1.json")
+    seen = []
+    import bace_opt.sim as sim
+    old, sim.PROGRESS_EVERY_S = sim.PROGRESS_EVERY_S, 0.0
+    try:
+        sched = bo.simulate(inst, "bace-pipe", progress=lambda done, total, t: seen.append((done, total, t)))
+    finally:
+        sim.PROGRESS_EVERY_S = old
+    assert seen and all(total == 24 for _, total, _ in seen)
+    assert [d for d, _, _ in seen] == sorted(d for d, _, _ in seen) and seen[-1][0] <= 24
+    assert sched.metrics == bo.simulate(inst, "bace-pipe").metrics        # watching changes nothing
+
+
+def test_terminal_control_characters_in_names_are_printed_escaped(tmp_path, capsys):
+    import json
+    d = json.loads((ROOT / "instances" / "tiny-2r-2j.json").read_text())
+    d["name"] = "evil\x1b[31mRED\x1b[0m"
+    f = tmp_path / "evil.json"
+    f.write_text(json.dumps(d))
+    rc, out, err = cli(capsys, "simulate", f)
+    assert rc == 0 and "\x1b" not in out + err and "evil\\x1b[31mRED" in out

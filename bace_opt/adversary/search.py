@@ -30,6 +30,7 @@ or the local Dask cluster are killed with everything they started, and the summa
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -81,6 +82,12 @@ class AdversaryConfig:
         d["space"] = SpaceConfig(**d.get("space", {}))
         return cls(**d)
 
+    @property
+    def label(self) -> str:
+        """The policy's own ``name`` (for titles and instance names: never a file path); the spec itself when the
+        policy cannot be built."""
+        return _policy_name(self.policy, json.dumps(dict(self.policy_options), sort_keys=True, default=str))
+
     def check(self) -> None:
         from ..policies import make_policy
         from ..solvers import registry
@@ -103,6 +110,17 @@ class AdversaryConfig:
         registry.require(self.solver)
 
 
+@functools.lru_cache(maxsize=32)
+def _policy_name(spec: str, options_json: str) -> str:
+    from ..errors import BaceOptError
+    from ..policies import make_policy
+    try:
+        name = make_policy(spec, **json.loads(options_json)).name
+    except BaceOptError:
+        return spec
+    return name if isinstance(name, str) and name else spec
+
+
 # ---------------------------------------------------------------------- one candidate
 
 def evaluate_candidate(config: AdversaryConfig, trial: int, params: Mapping[str, Any]) -> dict:
@@ -112,7 +130,7 @@ def evaluate_candidate(config: AdversaryConfig, trial: int, params: Mapping[str,
     rec: dict[str, Any] = {"trial": trial, "params": dict(params)}
     try:
         space = make_space(config.space)
-        inst = space.build(params, name=f"adversary-{config.space.family}-{config.policy}-t{trial}")
+        inst = space.build(params, name=f"adversary-{config.space.family}-{config.label}-t{trial}")
         rec["features"] = features(inst)
         d = decompose(inst, config.policy, time_limit_s=config.time_limit_s, solver=config.solver,
                       policy_options=config.policy_options)
@@ -422,7 +440,7 @@ class AdversaryResult:
             sorted([r for r in self.records if r.get("status") == "admissions-lost"],
                    key=lambda r: (-(r.get("admissions_lost") or 0), r["trial"]))[:keep], 1)]
         for kind, i, r in keepers:
-            name = f"adversary-{self.config.space.family}-{self.config.policy}-{kind}{i}-t{r['trial']}"
+            name = f"adversary-{self.config.space.family}-{self.config.label}-{kind}{i}-t{r['trial']}"
             inst = space.build(r["params"], name=name)
             d = inst.to_dict()
             d["meta"] = dict(d.get("meta", {}))
@@ -442,7 +460,7 @@ class AdversaryResult:
     def report(self) -> str:
         df = self.frame()
         c = self.config
-        lines = [f"# Adversarial gap search: {c.policy} on the {c.space.family} family",
+        lines = [f"# Adversarial gap search: {c.label} on the {c.space.family} family",
                  "",
                  f"Size: {c.space.n_regions} regions, {c.space.n_jobs} jobs (random: <= {c.space.max_gpus_per_region} "
                  f"GPUs per region, <= {c.space.max_stages} stages); sampler {c.sampler}, seed {c.seed}; each "
@@ -486,7 +504,7 @@ class AdversaryResult:
                                                          for v in r.values) + " |")
         lost = df[df["status"] == "admissions-lost"]
         if not lost.empty:
-            lines += ["", f"{len(lost)} candidate(s) where {c.policy} starts fewer jobs than the proven optimum "
+            lines += ["", f"{len(lost)} candidate(s) where {c.label} starts fewer jobs than the proven optimum "
                           f"(saved as worst/lost*.json)."]
         return "\n".join(lines) + "\n"
 

@@ -323,11 +323,12 @@ def plot_heatmaps(m: pd.DataFrame, png_dir: Path, stem: str = "regimes") -> list
     return names
 
 
-def versus(df: pd.DataFrame, reference: str = "bace-pipe") -> pd.DataFrame:
-    """Every policy the claims do not name (a policy of one's own, run with ``bench --policy``) beside
-    ``reference``, per regime: the mean change of mean JCT and of cost (electricity, the paper's reading) against
-    it over the seeds where both finished the same jobs (``compare.compare_rows``), and how many seeds were not
-    comparable.  Negative is better.  Empty when the rows hold no such policy."""
+def versus(df: pd.DataFrame, reference: str = "bace-pipe", policies=None) -> pd.DataFrame:
+    """Every policy the claims do not name (a policy of one's own, run with ``bench --policy``; or only those of
+    ``policies``, as given to ``--policy``) beside ``reference``, per regime: the mean change of mean JCT and of
+    cost (electricity, the paper's reading) against it over the seeds where both finished the same jobs
+    (``compare.compare_rows``), and how many seeds were not comparable.  Negative is better.  One row per policy
+    and regime, the policy in column ``policy``; empty when the rows hold no such policy."""
     from .compare import finished
     named = {c.a for c in CLAIMS} | {c.b for c in CLAIMS} | {reference}
     d = finished(df)
@@ -336,6 +337,8 @@ def versus(df: pd.DataFrame, reference: str = "bace-pipe") -> pd.DataFrame:
     records = d.to_dict("records")
     by = {(r["size"], int(r["seed"]), r["policy"]): r for r in records}
     others = sorted({r["policy"] for r in records} - named)
+    if policies is not None:
+        others = [p for p in others if p in set(policies)]
     rows = []
     for pol in others:
         for label in sorted(d["size"].unique()):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..files import atomic_write, check_output
-from ._args import finite_float
+from ._args import MAX_ABS, finite_float
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,6 +28,8 @@ def _pos_float(s: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {s!r}") from None
     if not v > 0 or v != v or v == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {s}")
+    if v > MAX_ABS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_ABS:g}, got {s}")
     return v
 
 
@@ -48,6 +50,8 @@ def _pos_int(s: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {s!r}") from None
     if v < 1:            # one message for 0 and for negatives: what is accepted
         raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    if v > MAX_ABS:      # a count this large overflows every float it multiplies
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_ABS:g}, got {s if len(s) <= 40 else s[:37] + '...'}")
     return v
 
 

@@ -12,8 +12,18 @@ Conventions shared by every command (added here, once, to every sub-command's pa
   SIGPIPE keeps its default action, so not even a running solver keeps the pipeline waiting.
 - ``--version`` names the toolkit and the solver packages it finds.
 
+A policy's failure is the policy's (``policies.gate``): an exception, a wrong return type, a plan that breaks a
+rule, ``SystemExit`` or a ``KeyboardInterrupt`` raised inside a policy or a plugin's module, or a call past
+``--decision-time-limit`` (default 300 s), is one message naming the policy, where it came from, the event time,
+the job and the rule.  The one exception to the no-traceback rule: that message ends with the frames of the
+policy's own code (never the toolkit's), since the code at fault is the user's.  Per command: ``simulate``,
+``gap`` exit 2 when the policy fails; ``bench`` records the run as failed and exits 1; ``adversary`` counts the
+candidate as an error (never a gap), prints the first reason and exits 0 when some candidates were judged, 1
+when none was.  A plugin (entry point) whose module fails on import is named where it is used; a command that
+does not name it runs as before.
+
 Exit codes: 0 done; 1 done, but some runs of a batch failed (``bench``: their rows say why, a rerun retries
-them); 2 a refused input or an output fault (a full, read-only or failing disk, a closed pipe, an unreachable
+them; ``adversary``: every candidate failed); 2 a refused input, a failing policy or an output fault (a full, read-only or failing disk, a closed pipe, an unreachable
 ``--dask`` scheduler: one message naming the path, ``OUTPUT_FAULTS``; stdout closed at start: nothing is
 done); 3 an internal error (a bug); 130 Ctrl-C, 143 SIGTERM (a job scheduler's or a container's stop): both
 stop the command the same way (``procs.signals_as_interrupt``: no output file, a batch keeps its finished
@@ -192,35 +202,56 @@ def main(argv=None) -> int:
             print(f"bace-opt {args.command}: error: --decision-time-limit: {e}", file=sys.stderr)
             return 2
     from ..procs import signals_as_interrupt
-    real = sys.stdout
+    real, real_err = sys.stdout, sys.stderr
     sys.stdout = _NamedStdout(real)
+    sys.stderr = _NamedStdout(real_err, "standard error")
+    for h in logging.getLogger().handlers:      # the log handler configured above writes to the same stderr
+        if isinstance(h, logging.StreamHandler) and h.stream is real_err:
+            h.setStream(sys.stderr)
     try:
         with signals_as_interrupt() as got:
             return _run(args, got)
     finally:
+        for h in logging.getLogger().handlers:
+            if isinstance(h, logging.StreamHandler) and h.stream is sys.stderr:
+                h.setStream(real_err)
         if isinstance(sys.stdout, _NamedStdout):
             sys.stdout = real
+        if isinstance(sys.stderr, _NamedStdout):
+            sys.stderr = real_err
+
+
+#: terminal control characters (C0 but newline and tab, DEL, C1): an instance or job name holding an escape
+#: sequence must not drive the user's terminal, so the CLI's output shows them escaped (``\x1b``)
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7f, 0xa0)] if c not in (0x09, 0x0a)}
+
+
+def escape_controls(s: str) -> str:
+    """``s`` with terminal control characters written as ``\\xNN`` (newline and tab kept)."""
+    return s.translate(_CONTROL) if isinstance(s, str) else s
 
 
 class _NamedStdout:
-    """``sys.stdout`` whose write faults name it (``OSError.filename`` = "standard output"), so that a full
-    disk or a closed pipe behind stdout gives a message naming it; everything else is the real stream's."""
+    """``sys.stdout`` (or stderr) whose write faults name it (``OSError.filename`` = "standard output"), so that a
+    full disk or a closed pipe behind stdout gives a message naming it, and whose text has its terminal control
+    characters escaped (``escape_controls``); everything else is the real stream's."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, what: str = "standard output"):
         self._stream = stream
+        self._what = what
 
     def _named(self, fn, *a):
         try:
             return fn(*a)
         except OSError as e:
-            e.filename = e.filename or "standard output"
+            e.filename = e.filename or self._what
             raise
 
     def write(self, s):
-        return self._named(self._stream.write, s)
+        return self._named(self._stream.write, escape_controls(s))
 
     def writelines(self, lines):
-        return self._named(self._stream.writelines, lines)
+        return self._named(self._stream.writelines, [escape_controls(x) for x in lines])
 
     def flush(self):
         return self._named(self._stream.flush)
@@ -248,6 +279,11 @@ def _run(args, got) -> int:
         print(f"bace-opt {args.command}: {'terminated' if got.signum else 'interrupted'}", file=sys.stderr)
         _exit_now_if_solver_abandoned(code)
         return code
+    except MemoryError as e:   # a model too large for this machine: the input's size, not a bug
+        print(f"bace-opt {args.command}: error: out of memory{f' ({e})' if str(e) else ''}; give the problem "
+              "less to hold (fewer jobs, a smaller grid or candidate set, a tighter time limit) or more memory",
+              file=sys.stderr)
+        return 2
     except OSError as e:
         if e.filename == "standard output":
             _silence_stdout()

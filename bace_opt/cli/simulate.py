@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 
 from .._check import loads_strict
 from ..errors import InputError
@@ -90,8 +91,10 @@ def run(args) -> int:
     inst = load_instance(args.instance)
     log.info("loaded %s: %d regions, %d jobs; simulating %s (%s mode)", inst.name, len(inst.regions),
              len(inst.jobs), args.policy, args.mode)
+    # progress on stderr where a person watches it (a terminal, not -q), or with -v as log lines
+    show = args.verbosity >= 1 or (args.verbosity >= 0 and sys.stderr.isatty())
     sched = simulate(inst, policy=args.policy, mode=args.mode, seed=args.seed, track_hol=not args.no_hol,
-                     iteration_model=args.iteration_model, **options)
+                     iteration_model=args.iteration_model, progress=show or None, **options)
     if args.output:
         sched.save(args.output)
         log.info("wrote %s", args.output)

@@ -12,6 +12,7 @@ means is the reader's caller's business (``builders.realistic``: regions and lin
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -88,4 +89,7 @@ def read_gml(path) -> nx.MultiGraph:
         g = nx.parse_gml(text, label="id")
     except (nx.NetworkXError, ValueError) as e:
         raise InputError(f"{path}: cannot parse GML: {e}") from None
+    except RecursionError:      # lists nested thousands deep: no topology looks like that
+        raise InputError(f"{path}: cannot parse GML: nested too deeply (more than "
+                         f"{sys.getrecursionlimit()} levels)") from None
     return nx.MultiGraph(g)

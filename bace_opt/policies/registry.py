@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Callable, Mapping
 
-from ..errors import InputError
+from ..errors import BaceOptError, InputError
 from ..options import Opt, check_options
 from ..solvers.registry import names as solver_names
 from .allocators import ALLOCATE
@@ -28,21 +28,25 @@ from .select_pack import SelectPack
 
 
 class ByPath:
-    """A factory named by import path ``"package.module:Class"``, imported when a policy is built."""
+    """A factory named by import path ``"package.module:Class"``, imported when a policy is built.  ``origin``:
+    where the name came from (an installed package's entry point), for the messages of a failed import."""
 
-    def __init__(self, spec: str):
+    def __init__(self, spec: str, origin: str | None = None):
         self.spec = spec
+        self.origin = origin
 
     def __call__(self, **options):
-        return load(self.spec)(**options)
+        return load(self.spec, self.origin)(**options)
 
     def __repr__(self) -> str:
         return f"ByPath({self.spec!r})"
 
 
-def load(spec: str) -> Callable:
+def load(spec: str, origin: str | None = None) -> Callable:
     """The class (or factory) named by ``"package.module:Class"`` or ``"path/to/file.py:Class"``; ``InputError``
-    naming ``spec`` when it cannot be imported or is not a policy (a class needs ``decide`` and ``place``)."""
+    naming ``spec`` (and ``origin``, the package that registered it) when it cannot be imported -- whatever its
+    module raises on import, ``SystemExit`` included -- or is not a policy (a class needs ``decide`` and
+    ``place``)."""
     module, _, attr = spec.rpartition(":")
     if not module or not attr:
         raise InputError(f"policy {spec!r}: expected a registered name, 'package.module:Class' or "
@@ -53,7 +57,10 @@ def load(spec: str) -> Callable:
         try:
             mod = importlib.import_module(module)
         except ImportError as e:
-            raise InputError(f"policy {spec!r}: cannot import {module!r} ({e})") from e
+            raise InputError(f"policy {spec!r}{_from(origin)}: cannot import {module!r} ({e})") from e
+        except (Exception, SystemExit) as e:    # the plugin's own module failed on import: it is the plugin's
+            raise InputError(f"policy {spec!r}{_from(origin)}: importing {module!r} failed: {type(e).__name__}: "
+                             f"{e}") from e
     obj = mod
     for part in attr.split("."):
         if part not in vars(obj):
@@ -85,10 +92,14 @@ def _load_file(spec: str, path: str):
     sys.modules[name] = mod
     try:
         loader_spec.loader.exec_module(mod)
-    except Exception as e:      # the user's file failed to import: name it, keep the reason
+    except (Exception, SystemExit) as e:      # the user's file failed to import: name it, keep the reason
         del sys.modules[name]
         raise InputError(f"policy {spec!r}: importing {path!r} failed: {type(e).__name__}: {e}") from e
     return mod
+
+
+def _from(origin: str | None) -> str:
+    return f" ({origin})" if origin else ""
 
 
 def _defined(cls: type, name: str):
@@ -173,7 +184,7 @@ def declared_options(spec: str) -> dict[str, Opt] | None:
         return POLICY_OPTIONS[spec]
     factory = resolve(spec)
     if isinstance(factory, ByPath):
-        factory = load(factory.spec)
+        factory = load(factory.spec, factory.origin)
     declared = getattr(factory, "OPTIONS", None)
     if declared is None:
         return None
@@ -201,20 +212,28 @@ ABLATIONS = ("bace-pipe-no-priority", "bace-pipe-no-pathfinder", "bace-pipe-no-c
 ENTRY_POINT_GROUP = "bace_opt.policies"
 
 
+#: (name, value) of the entry points already warned about in this process: each warning is said once
+_WARNED: set[tuple[str, str]] = set()
+
+
 def plugins() -> dict[str, tuple[Callable, str]]:
     """Policies registered by installed packages (``ENTRY_POINT_GROUP``), by name; a name that a shipped policy
-    already has is left out (the shipped one wins) with a warning."""
+    already has is left out (the shipped one wins) with one warning per process.  Nothing is imported here: a
+    plugin whose module fails on import fails only where it is used, with an ``InputError`` naming it and its
+    package (``load``)."""
     import logging
     from importlib.metadata import entry_points
     out: dict[str, tuple[Callable, str]] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name in REGISTRY:
-            logging.getLogger(__name__).warning("policy entry point %r of %s: a shipped policy has that name; "
-                                                "ignored", ep.name, ep.value)
+            if (ep.name, ep.value) not in _WARNED:
+                _WARNED.add((ep.name, ep.value))
+                logging.getLogger(__name__).warning("policy entry point %r of %s: a shipped policy has that name; "
+                                                    "ignored", ep.name, ep.value)
             continue
         dist = getattr(ep, "dist", None)
         origin = f"{dist.name} {dist.version}" if dist is not None else "an installed package"
-        out[ep.name] = (ByPath(ep.value), f"from {origin} ({ep.value})")
+        out[ep.name] = (ByPath(ep.value, f"policy {ep.name!r} of package {origin}"), f"from {origin} ({ep.value})")
     return out
 
 
@@ -256,6 +275,12 @@ def make_policy(name: str, **options):
         pol = factory(**options)
     except (TypeError, ValueError) as e:
         raise InputError(f"policy {name!r}: bad options {options}: {e}") from e
+    except BaceOptError:
+        raise
+    except (Exception, SystemExit) as e:        # the policy's own constructor failed: it is the policy's
+        from .base import PolicyError
+        raise PolicyError(f"policy {name!r}: building it raised {type(e).__name__}" + (f": {e}" if str(e) else ""))\
+            from e
     try:
         check_policy(pol)
     except InputError as e:
@@ -267,7 +292,7 @@ def _takes(factory: Callable, param: str) -> bool:
     """Whether ``factory`` accepts the keyword ``param`` (or any keyword); True when it cannot be inspected."""
     import inspect
     if isinstance(factory, ByPath):
-        factory = load(factory.spec)
+        factory = load(factory.spec, factory.origin)
     try:
         ps = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):
