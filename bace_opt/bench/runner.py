@@ -309,7 +309,7 @@ class ResultsFile:
     whole line per write, flushed and fsynced); the row of a run that failed before replaces its failed row:
     the file is rewritten atomically (``files.atomic_write``) with the new row in the failed row's place.
     ``done``: the runs with a row that did not fail; ``failed``: the runs whose row failed (``is_failed``),
-    which a rerun retries; ``suites``: the suites of the rows in the file.  A write that fails (disk full,
+    which a rerun retries; ``rows``: the rows the file held when opened.  A write that fails (disk full,
     read-only, I/O error) is an ``InputError`` naming the file.  Use as a context manager or call ``close``."""
 
     def __init__(self, path, wait: bool = True):
@@ -332,7 +332,6 @@ class ResultsFile:
             self._lines = {r["run_id"]: _format_row(r) for r in self.rows}
             self.done = {r["run_id"] for r in self.rows if not is_failed(r)}
             self.failed = {r["run_id"] for r in self.rows if is_failed(r)}
-            self.suites = {r.get("suite") for r in self.rows if r.get("suite")}
             if not self.path.exists() or self.path.stat().st_size == 0:
                 atomic_write(self.path, _HEADER)
         except BaseException:
