@@ -82,6 +82,65 @@ def test_a_flaky_run_retried_leaves_one_row_per_run_id_in_the_file(tmp_path, sta
     assert out.with_name(out.name + ".damaged").exists() is False
 
 
+FLAKY_POLICY = """
+from pathlib import Path
+
+import bace_opt as bo
+from bace_opt.policies import PolicyBase
+
+MARKS = Path({marks!r})
+
+
+class Flaky(PolicyBase):
+    \"\"\"Each job on the cheapest region that holds it; the first decision on each instance raises.\"\"\"
+
+    name = "flaky"
+    options = {{}}
+
+    def place(self, job, state):
+        fits = [r for r in state.inst.eligible_regions(job) if state.free(r) >= job.gpus]
+        if not fits:
+            return None
+        r = min(fits, key=lambda r: (state.price(r), r))
+        return bo.JobPlan(job.name, "done", state.now, (bo.Block(r, job.stages),), ())
+
+    def decide(self, now, queue, state):
+        mark = MARKS / (state.inst.name + ".tried")
+        if not mark.exists():
+            mark.touch()
+            raise RuntimeError("flaky: first try on " + state.inst.name)
+        res, out = state.copy(), []
+        for job in sorted(queue, key=lambda j: (j.arrival_s, j.name)):
+            plan = self.place(job, res)
+            if plan is not None:
+                res.commit(job, plan)
+                out.append(plan)
+        return out
+"""
+
+
+def test_bench_with_a_flaky_policy_rerun_after_its_failures_has_one_row_per_run_id(tmp_path, capsys):
+    """The issue's case end to end (before: 286 rows for 260 run_ids): a policy file that fails its first try
+    on each instance, then succeeds."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    policy = tmp_path / "flaky.py"
+    policy.write_text(FLAKY_POLICY.format(marks=str(marks)))
+    out = tmp_path / "realistic.csv"
+    argv = ["bench", "--suite", "realistic", "--size", "small", "--policy", f"{policy}:Flaky", "-o", str(out)]
+    assert main(argv) == 1
+    first = _data_lines(out)
+    failed = [l for l in first if l[COLUMNS.index("status")] == "error"]
+    assert failed and all("flaky: first try" in l[COLUMNS.index("error")] for l in failed)
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert f"ran {len(failed)} (0 failed; {len(failed)} retried" in capsys.readouterr().out
+    lines = _data_lines(out)
+    assert len(lines) == len(first) == len({l[0] for l in lines})
+    assert [l[0] for l in lines] == [l[0] for l in first]
+    assert "error" not in {l[COLUMNS.index("status")] for l in lines}
+
+
 def test_a_replacement_that_cannot_be_written_leaves_the_file_as_it_was(tmp_path, monkeypatch):
     import bace_opt.bench.runner as runner
     specs = bench_fake.specs(4)
