@@ -473,6 +473,7 @@ def _run_dask(todo, execute, record, address, workers):
     """Submit every run to Dask and record each row as it comes.  A run whose task raised (or whose worker died
     too often: ``KilledWorker``) is a failed row; a future cancelled or lost without an error of its own (the
     scheduler or the connection to it is gone) raises ``ClusterLost`` at once: those runs did not fail."""
+    from asyncio import CancelledError as LoopCancelled     # a BaseException: raised from Dask's event loop
     from concurrent.futures import CancelledError
 
     from dask.distributed import as_completed
@@ -486,14 +487,14 @@ def _run_dask(todo, execute, record, address, workers):
             for f in as_completed(list(futs)):
                 try:
                     row = f.result()
-                except CancelledError as e:
+                except (CancelledError, LoopCancelled) as e:
                     raise ClusterLost(_lost(address, e)) from None
                 except Exception as e:
                     if f.status != "error":    # not the task's own exception: the cluster lost it
                         raise ClusterLost(_lost(address, e)) from None
                     row = failed_row(futs[f], f"{type(e).__name__}: {e}")   # the run raised, or killed its worker
                 record(row)
-        except (OSError, TimeoutError, CancelledError) as e:   # the scheduler went while submitting or waiting
+        except (OSError, TimeoutError, CancelledError, LoopCancelled) as e:   # the scheduler went meanwhile
             _cancel(client, futs)
             raise ClusterLost(_lost(address, e)) from None
         except BaseException:
