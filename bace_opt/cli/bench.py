@@ -41,12 +41,12 @@ EXIT_CODES = """exit codes:
 
 
 def add_parser(sub):
+    about = ("Run every run of SUITE at SIZE that is not yet in the results file (one tidy CSV row per run), then "
+             "print the suite's report. Interrupt and rerun the same command to resume: finished rows are skipped, "
+             "none is lost or duplicated; failed runs are retried, their new rows replacing the failed ones.")
     p = sub.add_parser("bench", help="run a benchmark suite (resumable) and print its tables",
-                       description=textwrap.fill("Run every run of SUITE at SIZE that is not yet in the results file (one tidy "
-                                   "CSV row per run), then print the suite's report. Interrupt and rerun the same "
-                                   "command to resume: finished rows are skipped, none is lost or duplicated; "
-                                   "failed runs are retried, their new rows replacing the failed ones.", 78),
-                       epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=textwrap.fill(about, 78), epilog=EXIT_CODES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", help="suite name (see --list)")
     p.add_argument("--size", default="small", help="size label of the suite (default: small)")
     p.add_argument("-o", "--out", help="results CSV (default: <suite>-<size>.csv in $BACE_OPT_RESULTS or "
