@@ -11,9 +11,15 @@ when its scheduler cannot be reached, and a LocalCluster that never outlives the
 - any other address: an existing scheduler, reached within ``CONNECT_TIMEOUT_S`` or refused with an
   ``InputError`` naming the address (exit 2).  Its workers are not ours: leaving the block cancels our
   futures and closes the client.
+
+A scheduler that dies mid-batch is the caller's to report, in one message (``runner.ClusterLost``): while the
+client is ours, the tracebacks Dask logs when the client's connection breaks and its reconnection fails
+(``NOISY_LOGGERS``) are dropped (``_ConnectionNoise``), and so is the leaked-semaphore warning of a killed
+LocalCluster's resource tracker.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import subprocess
@@ -43,6 +49,21 @@ sys.stdin.read()       # until the parent closes it or dies
 """
 
 
+#: Dask's loggers whose tracebacks of a broken connection the caller reports in its own words
+NOISY_LOGGERS = ("distributed.client", "distributed.core", "distributed.utils")
+
+
+class _ConnectionNoise(logging.Filter):
+    """Drops a log record that carries the traceback of a broken connection (the scheduler is gone), and the
+    client's "Failed to reconnect to scheduler after 120 s" (said at once when we close it, and wrong then)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, (OSError, TimeoutError, asyncio.CancelledError)):
+            return False
+        return not str(record.msg).startswith("Failed to reconnect to scheduler")
+
+
 @contextmanager
 def dask_client(address: str, workers: int):
     """A ``distributed.Client`` on ``address`` (``"local"``: a LocalCluster of our own); see module doc."""
@@ -52,7 +73,11 @@ def dask_client(address: str, workers: int):
         raise InputError("--dask needs dask[distributed] (pip install 'dask[distributed]')") from None
     host = None
     if address == "local":
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        # a killed cluster's resource tracker would warn of its leaked semaphores: nothing of the user's
+        quiet = "ignore:resource:UserWarning"   # the message starts so (a prefix: see warnings.filterwarnings)
+        warn = os.environ.get("PYTHONWARNINGS")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
+                   PYTHONWARNINGS=f"{warn},{quiet}" if warn else quiet)
         level = logging.getLogger("distributed").getEffectiveLevel()
         try:
             with deferred_signals():    # host known before an interrupt can unwind us
@@ -66,7 +91,10 @@ def dask_client(address: str, workers: int):
                 kill_group(host)
             raise
     client = None
+    noise = _ConnectionNoise()
     try:
+        for name in NOISY_LOGGERS:
+            logging.getLogger(name).addFilter(noise)
         try:
             client = Client(address, timeout=CONNECT_TIMEOUT_S if host is None else LOCAL_START_S)
         except (OSError, TimeoutError, ValueError) as e:
@@ -81,3 +109,5 @@ def dask_client(address: str, workers: int):
                 pass
         if host is not None:
             kill_group(host)
+        for name in NOISY_LOGGERS:
+            logging.getLogger(name).removeFilter(noise)

@@ -1,7 +1,10 @@
 """Reports of benchmark results: the tables (markdown) and plots (PNG) of each suite, from the tidy CSV.
 
 Every number here is computed from the rows, which the evaluator priced; nothing is typed in by hand
-except the paper's published ranges, printed beside our figures for comparison.
+except the paper's published ranges, printed beside our figures for comparison.  Failed runs (status ``error``
+or ``infeasible-schedule``: ``runner.FAILED_STATUSES``) are in no table and no average: ``load`` leaves them
+out, and ``report`` lists them, each with its reason, under "Failed runs".  A report is of one suite: a results
+file of another registered suite is refused (``runner.check_suite``).
 """
 from __future__ import annotations
 
@@ -16,8 +19,9 @@ from ..files import atomic_savefig
 from .compare import finished
 from .markdown import md
 from .optical import optical_report
-from .runner import FAILED, read_rows
+from .runner import FAILED, FAILED_STATUSES, check_suite, read_rows
 from .spec import COLUMNS
+from .suites import SUITES
 
 PAPER_JCT = (-64.7, -27.9)     # BACE-Pipe's average-JCT change vs the four baselines (%), as published
 PAPER_COST = (-30.6, -12.6)    # total electricity cost change (%)
@@ -26,11 +30,18 @@ PAPER_ABLATION = {"bace-pipe-no-priority": (41.9, 5.0), "bace-pipe-no-pathfinder
 BASELINES = ["lcf", "ldf", "cr-lcf", "cr-ldf"]
 
 
-def load(path, repair: bool = True) -> pd.DataFrame:
+def load(path, repair: bool = True, failed: bool = False) -> pd.DataFrame:
     """The rows of a results file as a DataFrame (read by the runner's reader: a file written by an older
     version is migrated to the current columns, a line cut short is dropped; ``repair=False``: the file is
-    only read, never rewritten)."""
-    df = pd.DataFrame(read_rows(path, repair=repair), columns=COLUMNS).replace("", float("nan"))
+    only read, never rewritten).  The rows of failed runs (``FAILED_STATUSES``) are left out, so that no figure
+    computed from the frame counts them; ``failed=True`` keeps them (the report lists them)."""
+    return _frame(read_rows(path, repair=repair), failed)
+
+
+def _frame(rows: list[dict], failed: bool = False) -> pd.DataFrame:
+    if not failed:
+        rows = [r for r in rows if r.get("status") not in FAILED_STATUSES]
+    df = pd.DataFrame(rows, columns=COLUMNS).replace("", float("nan"))
     df["seed"] = pd.to_numeric(df["seed"], errors="coerce")   # a damaged cell is NaN, not a crash
     for c in ("objective", "bound", "gap", "avg_jct_s", "total_electricity_usd", "total_cost_usd", "p1_cost_usd",
               "total_run_s", "p1_own_set_cost_usd", "decision_s",
@@ -46,18 +57,23 @@ def load(path, repair: bool = True) -> pd.DataFrame:
 def report(suite: str, path, markdown_path=None, repair: bool = True, brackets=()) -> str:
     """The suite's report of the results file ``path`` (markdown text; also written to ``markdown_path``).
 
-    Failed runs (status ``error``) are left out of every table and listed after them, each with its reason
-    (the next ``bench`` of the suite retries them); ``repair=False`` never rewrites the results file.
+    Failed runs (``FAILED_STATUSES``) are left out of every table and average and listed after them, each
+    with its reason (the next ``bench`` of the suite retries them); ``repair=False`` never rewrites the results
+    file.  A file that holds the rows of another registered suite is refused (``InputError`` naming it and
+    that suite).
     ``brackets``: P2 bracket CSVs (``bounds.read_brackets``); each policy's distance above their lower bounds is
     added wherever an instance of the rows has one (``bounds.distance_to_bound``)."""
     path = Path(path)
     if not path.exists():
         return f"(no results yet: {path})"
-    df = load(path, repair=repair)
+    rows = read_rows(path, repair=repair)
+    check_suite(path, rows, {suite}, known=SUITES)
+    df = _frame(rows, failed=True)
     if df.empty:
         return "(no rows)"
-    failed = df[df["status"] == FAILED]
-    ok = df[df["status"] != FAILED]
+    bad = df["status"].isin(FAILED_STATUSES)
+    failed = df[bad]
+    ok = df[~bad]
     fn = {"gap": gap_report, "solvers": solvers_report, "paper": paper_report,
           "regimes": regimes_report, "optical": optical_report}.get(suite, generic_report)
     plots_dir = Path(markdown_path).parent if markdown_path else None
@@ -84,7 +100,8 @@ def failed_runs(failed: pd.DataFrame, limit: int = 20) -> str:
     for _, r in failed.head(limit).iterrows():
         seed = "" if pd.isna(r["seed"]) else int(r["seed"])
         err = str(r["error"]) if isinstance(r["error"], str) else "(no reason recorded)"
-        lines.append(f"- {r['size']} seed {seed} {r['method']}: {err.splitlines()[0] if err else err}")
+        status = "" if r["status"] == FAILED else f"{r['status']}: "     # the kind of failure, where not plain
+        lines.append(f"- {r['size']} seed {seed} {r['method']}: {status}{err.splitlines()[0] if err else err}")
     if len(failed) > limit:
         lines.append(f"- ... and {len(failed) - limit} more")
     return "\n".join(lines)

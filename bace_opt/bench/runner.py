@@ -1,16 +1,22 @@
-"""Resumable batch runner: one tidy row per run, appended to a CSV; local processes or a Dask cluster.
+"""Resumable batch runner: one tidy row per run, in a CSV; local processes or a Dask cluster.
 
 A run is a ``RunSpec`` (suite, family, size, seed, instance arguments, method, method arguments); its
 ``run_id`` is a hash of that spec, so a restarted batch with the same arguments skips every run whose row is
-already in the results file and loses or duplicates none.  A run that failed (status ``error``, the reason in
-``error``) is retried by the next batch; its new row replaces the failed one.  Ctrl-C or SIGTERM stops a batch
+already in the results file and loses or duplicates none.  A run that failed (``FAILED_STATUSES``: status
+``error``, the reason in ``error``, or ``infeasible-schedule``, a schedule that broke the rules) is retried by
+the next batch; its new row replaces the failed one in the file itself (the file is rewritten atomically, in
+place of the failed row), so the file holds each run_id once.  Ctrl-C or SIGTERM stops a batch
 within seconds, keeping every finished row and killing every worker process (``procs.WorkerPool``,
-``cluster.dask_client``).  Only the parent process writes the file, one whole
-line per write with flush + fsync; a line cut short by a kill mid-write is dropped (and the file rewritten
-atomically without it) when the batch restarts.  One batch at a time writes a results file: it holds an
+``cluster.dask_client``).  A Dask scheduler lost mid-batch stops it with one message (``ClusterLost``, exit 2):
+the finished rows are kept, the runs it had not finished get no row, and the same command resumes.  Only the
+parent process writes the file: a new run's row is appended, one whole line per write with flush + fsync; a
+line cut short by a kill mid-write is dropped (and the file rewritten atomically without it) when the batch
+restarts.  One batch at a time writes a results file: it holds an
 ``fcntl`` lock on ``<name>.lock`` from start to end, and a second batch on the same file waits for it (with a
 message), then skips every run the first one finished, so each run's row is in the file exactly once.
-Damaged lines and headers are set aside in ``<name>.damaged`` with a warning (``read_rows``), never a crash.
+A results file holds one suite: a batch of another suite is refused before it runs (``check_suite``).
+Damaged lines and headers are set aside in ``<name>.damaged`` with a warning (``read_rows``), never a crash;
+duplicate rows of a run (files of older versions) are repaired to the run's best row, with a warning.
 
 Columns: see ``spec.COLUMNS``.  ``spec.DETERMINISTIC_COLUMNS`` are the ones two runs of the same spec must agree
 on (the tests compare them between an interrupted and an uninterrupted batch, and between the local and the
@@ -35,6 +41,41 @@ log = logging.getLogger(__name__)
 
 #: the status of a run that failed (its row's ``error`` says why); a rerun of the batch retries it
 FAILED = "error"
+#: the statuses of a failed run: ``error`` (it raised, or its worker died) and ``infeasible-schedule`` (its
+#: schedule broke the rules, e.g. a policy's over-commit: never a result).  The next batch retries such a run,
+#: ``bench`` exits 1 when a run of its batch ends so, and the reports leave these rows out of every figure
+FAILED_STATUSES = (FAILED, "infeasible-schedule")
+_HEADER = ",".join(COLUMNS) + "\n"
+
+
+def is_failed(row: Mapping[str, Any]) -> bool:
+    """Whether a results row is a failed run's (``FAILED_STATUSES``)."""
+    return row.get("status") in FAILED_STATUSES
+
+
+class ClusterLost(BaceOptError):
+    """The Dask scheduler (or the connection to it) was lost mid-batch: the runs it had not finished have no
+    row, and a rerun of the same command runs them."""
+
+
+def check_suite(path, rows: Iterable[Mapping[str, Any]], suites: Iterable[str], known: Iterable[str] | None = None
+                ) -> None:
+    """Refuse (``InputError`` naming the file and the suite in it) a results file that holds rows of a suite
+    other than ``suites``: two suites never share a results file (before, ``bench --suite regimes`` on a gap
+    file appended its rows, then its report crashed).  Rows without a suite are not counted; ``known``: count
+    only the rows of these suites (a report reads a file of a label it does not know as it is asked to)."""
+    suites = set(suites)
+    known = None if known is None else set(known)
+    other: dict[str, int] = {}
+    for r in rows:
+        s = r.get("suite") or ""
+        if s and s not in suites and (known is None or s in known):
+            other[s] = other.get(s, 0) + 1
+    if other and suites:
+        held = ", ".join(f"{s!r} ({n} rows)" for s, n in sorted(other.items()))
+        mine = ", ".join(repr(s) for s in sorted(suites))
+        raise InputError(f"{path}: holds the results of suite {held}, not of suite {mine}: a results file holds "
+                         f"one suite; give suite {mine} a results file of its own")
 
 
 # ---------------------------------------------------------------------- results file
@@ -108,8 +149,10 @@ def _is_header(vals: list[str] | None) -> bool:
 
 
 def read_rows(path: Path, *, repair: bool = True, _locked: bool = False) -> list[dict]:
-    """Rows of a results CSV, each run once: the first row of a run_id wins, except that a failed row
-    (status ``error``) gives way to the run's next row (the retry that a rerun of the batch makes).
+    """Rows of a results CSV, each run once.  A batch writes each run_id once; a file that holds a run_id
+    more than once (written by an older version) keeps the run's best row, at the place of its first row: a
+    finished row over a failed one (``is_failed``), the last among equals; the others are dropped, with the
+    warning below, and the repair rewrites the file with one row per run.
 
     Damaged content never stops a report or a resume: a trailing line cut short by a kill is dropped; a line
     that is not UTF-8, does not parse or has the wrong number of fields, and a damaged header, are set aside in
@@ -151,17 +194,22 @@ def read_rows(path: Path, *, repair: bool = True, _locked: bool = False) -> list
             continue
         row = dict(zip(fields, vals))
         rid = row.get("run_id", "")
-        if rid and rid in seen and seen[rid] is not None and rows[seen[rid]].get("status") == FAILED:
-            rows[seen[rid]] = _migrate_row(row, fields) if migrate else row   # a retry of a failed run
+        if not rid:
+            issues.append(f"line {no}: no run_id")
+            bad.append(b)
             continue
-        if not rid or rid in seen:
+        row = _migrate_row(row, fields) if migrate else row
+        if rid in seen:     # a duplicate (files of older versions): the best row stays, at the run's place
             dups += 1
+            if not (is_failed(row) and not is_failed(rows[seen[rid]])):
+                rows[seen[rid]] = row
             continue
         seen[rid] = len(rows)
-        rows.append(_migrate_row(row, fields) if migrate else row)
+        rows.append(row)
     if dups:
-        issues.append(f"{dups} duplicate row(s) of a run dropped (the first row of each run is kept)")
-    canonical = ",".join(COLUMNS) + "\n" + "".join(_format_row(r) for r in rows)
+        issues.append(f"{dups} duplicate row(s) of a run: the best row of each run is kept (a finished row over a "
+                      f"failed one, the last among equals)")
+    canonical = _HEADER + "".join(_format_row(r) for r in rows)
     needs = migrate or bad or cut or dups or start == 0 or not raw.endswith(b"\n")
     done = "the file is left as it is: this only reads it"
     if needs and repair:
@@ -256,11 +304,13 @@ def _cell(v):
 
 
 class ResultsFile:
-    """Append-only CSV of rows, one writer at a time: opening takes the file's lock (a second bench run on
-    the same file waits, then skips what the first finished); one whole line per write, flushed and fsynced.
-    ``done``: the runs with a row that did not fail; ``failed``: the runs whose row failed (status
-    ``error``), which a rerun retries.  A write that fails (disk full, read-only, I/O error) is an
-    ``InputError`` naming the file.  Use as a context manager or call ``close``."""
+    """The CSV of a batch's rows, each run once, one writer at a time: opening takes the file's lock (a second
+    bench run on the same file waits, then skips what the first finished).  A new run's row is appended (one
+    whole line per write, flushed and fsynced); the row of a run that failed before replaces its failed row:
+    the file is rewritten atomically (``files.atomic_write``) with the new row in the failed row's place.
+    ``done``: the runs with a row that did not fail; ``failed``: the runs whose row failed (``is_failed``),
+    which a rerun retries; ``rows``: the rows the file held when opened.  A write that fails (disk full,
+    read-only, I/O error) is an ``InputError`` naming the file.  Use as a context manager or call ``close``."""
 
     def __init__(self, path, wait: bool = True):
         self.path = Path(path)
@@ -278,26 +328,43 @@ class ResultsFile:
                                f"another results file")
         try:
             self.rows = read_rows(self.path, _locked=True)
-            self.done = {r["run_id"] for r in self.rows if r.get("status") != FAILED}
-            self.failed = {r["run_id"] for r in self.rows if r.get("status") == FAILED}
+            # each run's line as it is (re)written: the file, in order, whenever a failed row is replaced
+            self._lines = {r["run_id"]: _format_row(r) for r in self.rows}
+            self.done = {r["run_id"] for r in self.rows if not is_failed(r)}
+            self.failed = {r["run_id"] for r in self.rows if is_failed(r)}
             if not self.path.exists() or self.path.stat().st_size == 0:
-                atomic_write(self.path, ",".join(COLUMNS) + "\n")
+                atomic_write(self.path, _HEADER)
         except BaseException:
             self._lock.release()
             raise
 
     def append(self, row: Mapping[str, Any]) -> None:
-        if row["run_id"] in self.done:
+        """Write ``row``: appended when its run has no row yet, in place of the run's failed row otherwise;
+        ignored when the run already has a finished row."""
+        rid = row["run_id"]
+        if rid in self.done:
             return
+        line = _format_row(row)
+        old = self._lines.get(rid)
+        self._lines[rid] = line
         try:
-            append_line(self.path, _format_row(row).encode("utf-8"))
-        except OSError as e:
+            if old is None:
+                append_line(self.path, line.encode("utf-8"))
+            else:    # a retry: its row takes the failed row's place, the file rewritten whole
+                atomic_write(self.path, _HEADER + "".join(self._lines.values()))
+        except (OSError, InputError) as e:
+            if old is None:
+                del self._lines[rid]
+            else:
+                self._lines[rid] = old
+            if isinstance(e, InputError):
+                raise
             raise InputError(f"cannot write {self.path}: {e.strerror or e}") from None
-        if row.get("status") == FAILED:
-            self.failed.add(row["run_id"])
+        if is_failed(row):
+            self.failed.add(rid)
         else:
-            self.done.add(row["run_id"])
-            self.failed.discard(row["run_id"])
+            self.done.add(rid)
+            self.failed.discard(rid)
 
     def close(self) -> None:
         self._lock.release()
@@ -343,12 +410,13 @@ def failed_row(spec: RunSpec, message: str) -> dict:
 def run_specs(specs: Iterable[RunSpec], out, *, workers: int = 1, dask_address: str | None = None,
               progress: bool | None = None, execute: Callable[[RunSpec], dict] | None = None) -> dict:
     """Run every spec whose row is not yet in ``out``, or whose row failed (a retry); returns counts
-    {total, skipped, ran, failed, retried}: ``failed`` runs of this batch ended in status ``error``, and
-    their rows say why.
+    {total, skipped, ran, failed, retried}: ``failed`` runs of this batch ended failed (``is_failed``), and
+    their rows say why.  A file that holds another suite's rows is refused before any run (``check_suite``).
 
     ``workers`` > 1 runs local processes (one fresh process per run, so peak memory is per run, each in a
     session of its own: ``procs.WorkerPool``); ``dask_address`` sends the runs to an existing Dask scheduler
-    instead (``"local"`` starts a LocalCluster of our own: ``cluster.dask_client``).  Ctrl-C or SIGTERM
+    instead (``"local"`` starts a LocalCluster of our own: ``cluster.dask_client``); a scheduler lost mid-batch
+    raises ``ClusterLost`` (the finished rows kept, the others left to a rerun).  Ctrl-C or SIGTERM
     (``KeyboardInterrupt``) stops the batch at once: every row finished so far is in the file, runs not
     started are not started, and every worker process is killed.
     """
@@ -359,6 +427,8 @@ def run_specs(specs: Iterable[RunSpec], out, *, workers: int = 1, dask_address: 
     if len(set(ids)) != len(ids):
         raise ValueError("two runs of the batch have the same spec")
     with ResultsFile(out) as res:
+        if specs:
+            check_suite(res.path, res.rows, {s.suite for s in specs})
         return _run_todo(specs, res, execute, workers, dask_address, progress)
 
 
@@ -373,13 +443,19 @@ def _run_todo(specs, res, execute, workers, dask_address, progress) -> dict:
     def record(row):
         res.append(row)
         counts["ran"] += 1
-        if row.get("status") == FAILED:
+        if is_failed(row):
             counts["failed"] += 1
         bar.update(1)
 
     try:
         if dask_address:
-            _run_dask(todo, execute, record, dask_address, workers)
+            try:
+                _run_dask(todo, execute, record, dask_address, workers)
+            except ClusterLost as e:
+                left = len(todo) - counts["ran"]
+                raise ClusterLost(f"{e} after {counts['ran']} of the {len(todo)} runs of this batch; their rows "
+                                  f"are in {res.path}; the {left} other run(s) have no row: run the same "
+                                  f"command again to run them") from None
         elif workers > 1:
             from ..procs import WorkerPool
             with WorkerPool(workers) as pool:
@@ -394,24 +470,48 @@ def _run_todo(specs, res, execute, workers, dask_address, progress) -> dict:
 
 
 def _run_dask(todo, execute, record, address, workers):
+    """Submit every run to Dask and record each row as it comes.  A run whose task raised (or whose worker died
+    too often: ``KilledWorker``) is a failed row; a future cancelled or lost without an error of its own (the
+    scheduler or the connection to it is gone) raises ``ClusterLost`` at once: those runs did not fail."""
+    from asyncio import CancelledError as LoopCancelled     # a BaseException: raised from Dask's event loop
+    from concurrent.futures import CancelledError
+
     from dask.distributed import as_completed
 
     from .cluster import dask_client
     with dask_client(address, workers) as client:
-        futs = {client.submit(execute, s, pure=False, key=f"bace-opt-{s.run_id}"): s for s in todo}
+        futs = {}
         try:
+            for s in todo:
+                futs[client.submit(execute, s, pure=False, key=f"bace-opt-{s.run_id}")] = s
             for f in as_completed(list(futs)):
                 try:
                     row = f.result()
-                except Exception as e:   # the worker died or could not run it: a failed run
-                    row = failed_row(futs[f], f"{type(e).__name__}: {e}")
+                except (CancelledError, LoopCancelled) as e:
+                    raise ClusterLost(_lost(address, e)) from None
+                except Exception as e:
+                    if f.status != "error":    # not the task's own exception: the cluster lost it
+                        raise ClusterLost(_lost(address, e)) from None
+                    row = failed_row(futs[f], f"{type(e).__name__}: {e}")   # the run raised, or killed its worker
                 record(row)
+        except (OSError, TimeoutError, CancelledError, LoopCancelled) as e:   # the scheduler went meanwhile
+            _cancel(client, futs)
+            raise ClusterLost(_lost(address, e)) from None
         except BaseException:
-            try:
-                client.cancel(list(futs), force=True)
-            except Exception:
-                pass
+            _cancel(client, futs)
             raise
+
+
+def _lost(address: str, e: BaseException) -> str:
+    why = getattr(e, "reason", None) or type(e).__name__
+    return f"--dask {address}: the Dask scheduler was lost ({why})"
+
+
+def _cancel(client, futs) -> None:
+    try:
+        client.cancel(list(futs), force=True)
+    except Exception:
+        pass
 
 
 class _NoBar:

@@ -5,14 +5,23 @@ Results go to the user's own file, ``results_dir()/<suite>-<size>.csv``, unless 
 results (``benchmarks/results/`` of a checkout) are read, or added to, only when asked: ``--results
 committed``.  So a fresh ``bench`` runs its suite and never passes the committed figures off as the user's.
 
-A run that fails is recorded as failed (status ``error``, the reason in ``error``), listed in the report, and
-retried by the next ``bench`` of the same suite; a batch with failed runs exits 1.  ``--no-run`` only reads:
-it never writes the results file (a damaged file is read as it is, not repaired).
+A run that fails is recorded as failed (status ``error``, the reason in ``error``; or ``infeasible-schedule``,
+a schedule that broke the rules), listed in the report under "Failed runs" and left out of its every table and
+average, and retried by the next ``bench`` of the same suite: its new row replaces the failed one, so the file
+holds each run once.  A results file holds one suite: a file with another suite's rows is refused.
+``--no-run`` only reads: it never writes the results file (a damaged file is read as it is, not repaired).
+
+Exit codes (``EXIT_CODES``, also in ``--help``): 0 every run of the batch finished; 1 some run of the batch
+failed (the report lists it; rerun the same command to retry it); 2 a refused input (an unknown suite or
+policy, a results file of another suite, an unreachable ``--dask`` scheduler) or a Dask scheduler lost mid-batch
+(the finished rows are kept: rerun to resume); 3 an internal error; 130 Ctrl-C, 143 SIGTERM.
 """
 from __future__ import annotations
 
+import argparse
 import logging
 import os
+import textwrap
 from pathlib import Path
 
 from ..errors import InputError
@@ -21,12 +30,23 @@ from ._args import int_arg
 
 log = logging.getLogger("bace_opt.cli.bench")
 
+EXIT_CODES = """exit codes:
+  0    every run of the batch finished (or --no-run, --list)
+  1    some run of the batch failed (status error or infeasible-schedule): the report lists it under
+       "Failed runs" and leaves it out of every figure; rerun the same command to retry it
+  2    a refused input (unknown suite or policy, a results file that holds another suite, an unreachable
+       --dask scheduler), or the Dask scheduler was lost mid-batch (finished rows kept: rerun to resume)
+  3    an internal error (a bug)
+  130  Ctrl-C; 143 SIGTERM (finished rows kept: rerun to resume)"""
+
 
 def add_parser(sub):
+    about = ("Run every run of SUITE at SIZE that is not yet in the results file (one tidy CSV row per run), then "
+             "print the suite's report. Interrupt and rerun the same command to resume: finished rows are skipped, "
+             "none is lost or duplicated; failed runs are retried, their new rows replacing the failed ones.")
     p = sub.add_parser("bench", help="run a benchmark suite (resumable) and print its tables",
-                       description="Run every run of SUITE at SIZE that is not yet in the results file (one tidy "
-                                   "CSV row per run), then print the suite's report. Interrupt and rerun the same "
-                                   "command to resume: finished rows are skipped, none is lost or duplicated.")
+                       description=textwrap.fill(about, 78), epilog=EXIT_CODES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", help="suite name (see --list)")
     p.add_argument("--size", default="small", help="size label of the suite (default: small)")
     p.add_argument("-o", "--out", help="results CSV (default: <suite>-<size>.csv in $BACE_OPT_RESULTS or "
