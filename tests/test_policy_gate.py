@@ -268,3 +268,12 @@ def test_terminal_control_characters_in_names_are_printed_escaped(tmp_path, caps
     f.write_text(json.dumps(d))
     rc, out, err = cli(capsys, "simulate", f)
     assert rc == 0 and "\x1b" not in out + err and "evil\\x1b[31mRED" in out
+
+
+def test_tables_and_instance_names_label_a_policy_by_its_name_not_its_file():
+    from bace_opt.adversary.search import AdversaryConfig
+    from bace_opt.bench.compare import policy_label
+    assert policy_label("sim:bace-pipe") == "bace-pipe"
+    assert policy_label(f"p1-heur:{MIS}:Raises") == "mis-raises"
+    assert policy_label(f"sim:{MIS}:AllOnBiggest") == "mis-allonbiggest"
+    assert AdversaryConfig(policy=f"{MIS}:Raises").label == "mis-raises"

@@ -22,6 +22,7 @@ from typing import Iterable
 import pandas as pd
 
 from ..errors import InputError
+from .compare import policy_label
 
 #: the bracket columns read (the rest of a bracket file is ignored)
 BRACKET_COLUMNS = ("instance", "lower_s", "cost_lower_usd")
@@ -93,7 +94,7 @@ def distance_to_bound(df: pd.DataFrame, brackets: pd.DataFrame) -> pd.DataFrame:
                 c = float(r["total_electricity_usd"]) / float(b["cost_lower_usd"]) - 1.0
                 cost.append(c)
                 below += c < -BELOW_TOL
-        out.append({"policy": str(method).split(":", 1)[1], "regime": label, "seeds": len(grp),
+        out.append({"policy": policy_label(str(method)), "regime": label, "seeds": len(grp),
                     "unfinished": unfinished, "below_bound": below,
                     "jct_over_lb_pct": 100 * math.fsum(jct) / len(jct) if jct else float("nan"),
                     "jct_over_lb_max_pct": 100 * max(jct) if jct else float("nan"),

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..files import atomic_savefig
-from .compare import compare_rows, parse_per_job
+from .compare import compare_rows, parse_per_job, policy_column, policy_label
 
 BASELINES = ["lcf", "ldf", "cr-lcf", "cr-ldf"]
 
@@ -153,7 +153,7 @@ def measure(df: pd.DataFrame) -> pd.DataFrame:
     from .suites import parse_regime
     df = finished(df)
     d = df[df["method"].str.startswith("sim:")].copy()
-    d["policy"] = d["method"].str.split(":").str[1]
+    d["policy"] = policy_column(d["method"])
     records = d.to_dict("records")
     for r in records:      # parsed once here, not at each of the claims x readings comparisons of the row
         r["per_job"] = parse_per_job(r.get("per_job"))
@@ -353,7 +353,7 @@ def versus(df: pd.DataFrame, reference: str = "bace-pipe", policies=None) -> pd.
                 jct.append((_value(ra, "jct", "-") / _value(rb, "jct", "-") - 1) * 100)
                 cost.append((_value(ra, "cost", "electricity") / _value(rb, "cost", "electricity") - 1) * 100)
             if jct or nc:
-                rows.append({"policy": pol, "regime": label, "seeds": len(jct) + nc, "not_comparable": nc,
+                rows.append({"policy": policy_label(f"sim:{pol}"), "regime": label, "seeds": len(jct) + nc, "not_comparable": nc,
                              f"jct_vs_{reference}_pct": math.fsum(jct) / len(jct) if jct and not nc else float("nan"),
                              f"cost_vs_{reference}_pct": math.fsum(cost) / len(cost) if cost and not nc else float("nan")})
     return pd.DataFrame(rows)

@@ -12,6 +12,7 @@ therefore never ranked above one that finished more.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -91,9 +92,37 @@ def _count(row: Mapping[str, Any], key: str) -> int:
     return int(v) if math.isfinite(v) else -1
 
 
+@functools.lru_cache(maxsize=256)
+def policy_label(method: str) -> str:
+    """The policy a results row's ``method`` runs (``sim:SPEC``, ``p1-heur:SPEC``), as tables show it: a shipped
+    policy by its name; a policy of one's own (a file or ``package.module:Class``) by its ``name``, with the spec
+    only where that name is a shipped one's (never a bare file path); the spec itself when the policy cannot be
+    built here."""
+    spec = method.split(":", 1)[1] if ":" in method else method
+    if ":" not in spec:
+        return spec
+    from ..errors import BaceOptError
+    from ..policies import make_policy
+    from ..policies.registry import REGISTRY
+    try:
+        name = make_policy(spec).name
+    except BaceOptError:
+        return spec
+    if not isinstance(name, str) or not name:
+        return spec
+    return f"{name} ({spec})" if name in REGISTRY else name
+
+
+def policy_column(methods):
+    """``policy_label`` of each entry of a pandas Series of methods."""
+    return methods.map(policy_label)
+
+
 def finished(df):
-    """The rows of a results DataFrame whose run did not fail (status ``error``: no figures to compare)."""
-    return df[df["status"] != "error"] if "status" in df else df
+    """The rows of a results DataFrame whose run did not fail (``runner.FAILED_STATUSES``: ``error``,
+    ``infeasible-schedule``; no figures to compare)."""
+    from .runner import FAILED_STATUSES
+    return df[~df["status"].isin(FAILED_STATUSES)] if "status" in df else df
 
 
 def compare_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:

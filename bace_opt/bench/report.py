@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..files import atomic_savefig
-from .compare import finished
+from .compare import finished, policy_column, policy_label
 from .markdown import md
 from .optical import optical_report
 from .runner import FAILED, FAILED_STATUSES, check_suite, read_rows
@@ -143,7 +143,7 @@ def p1_gaps(df: pd.DataFrame) -> pd.DataFrame:
         own = r.get("p1_own_set_cost_usd", float("nan")) if r.get("p1_own_set_status") == "optimal" else float("nan")
         sel = (own / opt - 1) * 100 if same and opt > 0 else float("nan")
         place = (r["p1_cost_usd"] / own - 1) * 100 if same and own > 0 else float("nan")
-        rows.append({"size": r["size"], "seed": r["seed"], "method": r["method"].split(":", 1)[1],
+        rows.append({"size": r["size"], "seed": r["seed"], "method": policy_label(r["method"]),
                      "stalls": bool(stall is not None and not pd.isna(stall) and float(stall) > 0),
                      "opt_jobs": int(e["jobs_done"]), "jobs": int(r["jobs_done"]),
                      "admissions_lost": int(e["jobs_done"]) - int(r["jobs_done"]),
@@ -252,7 +252,7 @@ def p2_bracket_report(df: pd.DataFrame, p2: pd.DataFrame) -> str:
             if not (s["jobs_done"] == s["jobs"]):
                 unfinished += 1
                 continue   # an online run that left jobs unfinished is not compared on its average
-            rows.append({"size": e["size"], "seed": e["seed"], "method": s["method"].split(":", 1)[1],
+            rows.append({"size": e["size"], "seed": e["seed"], "method": policy_label(s["method"]),
                          "certified": ok, "avg_jct_s": s["avg_jct_s"],
                          "jct_over_lb_pct": (s["avg_jct_s"] / lb - 1) * 100 if ok and lb else float("nan")})
     b = pd.DataFrame(brackets)
@@ -343,7 +343,7 @@ def paper_table(df: pd.DataFrame) -> pd.DataFrame:
     """Mean over seeds of average JCT (h) and total electricity (USD) per variant and policy."""
     df = finished(df)
     d = df[df["method"].str.startswith("sim:")].copy()
-    d["policy"] = d["method"].str.split(":").str[1]
+    d["policy"] = policy_column(d["method"])
     d["avg_jct_h"] = d["avg_jct_s"] / 3600
     t = d.groupby(["size", "policy"]).agg(seeds=("seed", "count"), jobs=("jobs", "mean"),
                                           jobs_done=("jobs_done", "mean"), avg_jct_h=("avg_jct_h", "mean"),
@@ -365,7 +365,7 @@ def paper_comparisons(df: pd.DataFrame, pairs) -> pd.DataFrame:
     from .compare import compare_rows
     d = finished(df)
     d = d[d["method"].str.startswith("sim:")].copy()
-    d["policy"] = d["method"].str.split(":").str[1]
+    d["policy"] = policy_column(d["method"])
     by = {(r["size"], r["seed"], r["policy"]): r for r in d.to_dict("records")}
     rows = []
     for variant in sorted(d["size"].unique()):

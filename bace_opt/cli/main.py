@@ -23,7 +23,8 @@ when none was.  A plugin (entry point) whose module fails on import is named whe
 does not name it runs as before.
 
 Exit codes: 0 done; 1 done, but some runs of a batch failed (``bench``: their rows say why, a rerun retries
-them; ``adversary``: every candidate failed); 2 a refused input, a failing policy or an output fault (a full, read-only or failing disk, a closed pipe, an unreachable
+them; ``adversary``: every candidate failed); 2 a refused input, a failing policy, a lost Dask scheduler (the
+finished rows are kept; rerun to resume) or an output fault (a full, read-only or failing disk, a closed pipe, an unreachable
 ``--dask`` scheduler: one message naming the path, ``OUTPUT_FAULTS``; stdout closed at start: nothing is
 done); 3 an internal error (a bug); 130 Ctrl-C, 143 SIGTERM (a job scheduler's or a container's stop): both
 stop the command the same way (``procs.signals_as_interrupt``: no output file, a batch keeps its finished
