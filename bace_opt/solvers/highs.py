@@ -14,6 +14,7 @@ import time
 import pyomo.environ as pyo
 
 from .base import SolveOptions, SolveResult, Termination, available_cores, run_interruptible
+from .output import highs_log_to_stderr, stderr_logger
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +51,13 @@ def set_threads(h, threads: int | None) -> int:
 
 def direct_highs(options: SolveOptions, rel_gap: float = 1e-6):
     """A highspy object for a direct solve (a relaxation built as a matrix, not through Pyomo): the solver's log,
-    ``rel_gap``, random seed, time limit and threads (``set_threads``) taken from ``options``."""
+    ``rel_gap``, random seed, time limit and threads (``set_threads``) taken from ``options``; the log, when
+    asked, on standard error (``output``)."""
     import highspy
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(options.log))
+    if options.log:
+        highs_log_to_stderr(h)
     h.setOptionValue("mip_rel_gap", rel_gap)
     h.setOptionValue("random_seed", int(options.seed))
     if options.time_limit_s is not None:
@@ -83,7 +87,12 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
     if tl is not None:
         cfg.time_limit = max(float(tl), 0.01)
     cfg.mip_gap = options.rel_gap
-    cfg.stream_solver = bool(options.log)
+    # the interface streams its log to sys.stdout when asked: never (stdout is the command's); it always logs it
+    # to a logger at INFO (shown with -vv), and with ``options.log`` to one that writes standard error
+    cfg.stream_solver = False
+    if options.log:
+        cfg.solver_output_logger = stderr_logger()
+        cfg.log_level = logging.INFO
     cfg.load_solution = False
     cfg.warmstart = bool(warm_start)
     hopts = opt.highs_options
