@@ -77,7 +77,8 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
                 time_limit_s: float | None = None) -> SolveResult:
     """Solve ``model`` with HiGHS.  ``warm_start``: pass the variables' current values as a start
     (HiGHS checks it and uses it as the first incumbent when feasible).  ``time_limit_s`` overrides
-    ``options.time_limit_s`` (the lexicographic driver passes what is left of the budget)."""
+    ``options.time_limit_s`` (the lexicographic driver passes what is left of the budget).  The limit is a
+    wall-clock limit on this call: loading the model into HiGHS counts, and HiGHS gets what is left of it."""
     from pyomo.contrib.appsi.base import TerminationCondition as TC
     from pyomo.contrib.appsi.solvers.highs import Highs
 
@@ -107,6 +108,8 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
     t = time.perf_counter()
     try:
         opt.set_instance(model)            # creates the highspy object, so that its cancel can be armed
+        if tl is not None:                 # (tens of seconds on a large model)
+            cfg.time_limit = max(float(tl) - (time.perf_counter() - t), 0.01)
         opt._solver_model.HandleUserInterrupt = True
         uc = opt.update_config             # the model was loaded just above: solve() need not rescan it
         for flag in ("check_for_new_or_removed_constraints", "check_for_new_or_removed_vars",
