@@ -28,7 +28,10 @@ Time limits are wall-clock limits on the work they name (within 10 % or 5 s, whi
 ``time_limit`` caps each exact P1 solve (one for the optimum, one per policy for its own set), and
 ``online_time_limit`` caps the whole online part (the policies' simulations, the cost-at-its-JCT LPs and the P2
 figures, bracket included).  The online part runs against one deadline: each step gets only the time left of it,
-so ``gap`` ends within the sum of its limits.
+so ``gap`` ends within the sum of its limits.  What cannot be cut counts but may overrun: a policy's simulation,
+and set-ups that have no limit of their own (the P1 model's build and start search, the list scheduler's candidate
+pricing), which take tens of seconds at 20 regions and 50 jobs (realistic-20r-50j); on the paper instances they
+take a second or less.
 """
 from __future__ import annotations
 
