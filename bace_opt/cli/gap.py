@@ -32,14 +32,15 @@ def add_parser(sub):
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="policy option for every --policy, repeatable")
     p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S",
-                   help="time limit of each exact P1 solve, s (default 60)")
+                   help="wall-clock limit of each exact P1 solve, s (default 60)")
     p.add_argument("--solver", default="highs", choices=("highs", "cpsat", "scip", "mathopt-highs"),
                    help="P1 back end (default highs)")
     p.add_argument("--online", action="store_true",
                    help="also simulate each policy over the whole run and place its mean JCT and cost against "
                         "the certified P2 lower bounds")
     p.add_argument("--online-time-limit", type=finite_float, default=120.0, metavar="S",
-                   help="time for the P2 figures with --online, s (default 120)")
+                   help="wall-clock limit of the whole online part with --online (the policies' runs and the "
+                        "P2 figures, bracket included), s (default 120)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
     p.add_argument("-o", "--output", metavar="OUT", help="also write the JSON here")
     p.set_defaults(func=run)

@@ -211,6 +211,8 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
                                 np.zeros((0, 1)), np.zeros((0, 1)), False))
             continue
         starts = delta_s * np.arange(lo, H + 1, dtype=float)
+        if not (mu > 0 or eps_mode):    # cost is not in the objective: only the first start's is kept (below)
+            starts, T = starts[:1], 1
         run = np.array([c.run_s for c in cl])
         if relax:
             d = np.array([max(_floor_units(r, delta_s) - 1, 0) for r in run], dtype=np.int64)

@@ -148,7 +148,7 @@ def solve_cpsat(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawRe
     s = cp_model.CpSolver()
     p = s.parameters
     if options.time_limit_s is not None:
-        p.max_time_in_seconds = max(options.time_limit_s, 0.01)
+        p.max_time_in_seconds = max(options.time_limit_s - build_s, 0.01)   # wall-clock: the build counts
     p.num_workers = max(1, options.threads or 1)
     p.random_seed = options.seed
     p.log_search_progress = bool(options.log)

@@ -23,6 +23,15 @@ With ``online=True``, the whole run as the simulator plays it (queue mode), agai
   most C / L_J - 1 above what a schedule as fast as it could pay.  The cheapest-rate bound above is attained only
   by waiting for the cheap GPUs; this one says how much of a policy's cost a schedule as fast could save.
 A policy that leaves jobs unfinished gets no online distance (an average over fewer jobs is not comparable).
+
+Time limits are wall-clock limits on the work they name (within 10 % or 5 s, whichever is larger):
+``time_limit`` caps each exact P1 solve (one for the optimum, one per policy for its own set), and
+``online_time_limit`` caps the whole online part (the policies' simulations, the cost-at-its-JCT LPs and the P2
+figures, bracket included).  The online part runs against one deadline: each step gets only the time left of it,
+so ``gap`` ends within the sum of its limits.  What cannot be cut counts but may overrun: a policy's simulation,
+and set-ups that have no limit of their own (the P1 model's build and start search, the list scheduler's candidate
+pricing), which take tens of seconds at 20 regions and 50 jobs (realistic-20r-50j); on the paper instances they
+take a second or less.
 """
 from __future__ import annotations
 
@@ -46,8 +55,11 @@ ONLINE_MAX_JOBS = 12
 #: p2_figures' shares of its time: the packing relaxation, the pool relaxation (small instances only)
 LOWER_SHARE = 0.4
 POOL_SHARE = 0.1
-#: online: the time each policy's cost-at-its-mean-JCT bound (P2.40) may take, as a share of the P2 figures'
+#: online: the time the policies' cost-at-their-mean-JCT bounds (P2.40) may take together, as a share of the
+#: online time limit (the P2 figures get the rest)
 COST_AT_JCT_SHARE = 0.25
+#: a step of the online part that would get less time than this is skipped (its build alone would overrun)
+MIN_STEP_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -166,7 +178,8 @@ def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, 
         threads: int | None = None) -> GapReport:
     """How far each policy is from optimal on ``inst`` (module doc).  ``policy``: a registered name, a
     ``package.module:Class`` spec, a policy object, or a list of them (``policy_options`` apply to names and
-    specs).  ``time_limit``: each exact P1 solve's limit (s); ``online_time_limit``: P2's bracket (s)."""
+    specs).  ``time_limit``: each exact P1 solve's wall-clock limit (s); ``online_time_limit``: the wall-clock
+    limit of the whole online part, simulations and P2 bracket included (s; module doc)."""
     specs = list(policy) if isinstance(policy, (list, tuple)) else [policy]
     if not specs:
         raise InputError("gap: give at least one policy")
@@ -206,18 +219,22 @@ def _policy(spec: Any, options: dict):
 
 
 def _online(inst: Instance, report: GapReport, pols: Sequence[Any], time_limit: float, threads) -> None:
+    """The online part (module doc) within ``time_limit`` wall-clock seconds: one deadline, each step gets what
+    is left of it (a policy's simulation cannot be stopped: it counts, and the P2 figures get less)."""
     from ..evaluate import evaluate
     from ..evaluate.metrics import objective_cost_usd
     from ..sim import simulate
+    deadline = time.perf_counter() + time_limit
     runs = []
     for pol in pols:
         sched = simulate(inst, pol)
         complete = sched.metrics["jobs_done"] == len(inst.jobs) and evaluate(inst, sched).feasible
         runs.append((pol.name, sched, complete))
-    report.bracket = bracket = p2_figures(inst, time_limit, threads, runs)
+    # the cost-at-its-JCT LPs first (they need only the runs), within their share; the P2 figures get the rest
+    at_jct = cost_at_jct_bounds(inst, runs, min(time_limit * COST_AT_JCT_SHARE, _left(deadline)), threads)
+    report.bracket = bracket = p2_figures(inst, _left(deadline), threads, runs)
     report.notes.extend(bracket.pop("notes", []))
     bracket.pop("jct_best_schedule", None)
-    at_jct = cost_at_jct_bounds(inst, runs, time_limit * COST_AT_JCT_SHARE, threads)
     for i, (name, sched, _) in enumerate(runs):
         m = sched.metrics
         og = OnlineGap(len(inst.jobs), int(m["jobs_done"]), m.get("avg_jct_s"), objective_cost_usd(inst, m),
@@ -226,16 +243,27 @@ def _online(inst: Instance, report: GapReport, pols: Sequence[Any], time_limit: 
         report.policies[i] = PolicyGap(name, report.policies[i].p1, og)
 
 
+def _left(deadline: float) -> float:
+    """Seconds left until ``deadline`` (a ``time.perf_counter`` value), at least 0."""
+    return max(deadline - time.perf_counter(), 0.0)
+
+
 def cost_at_jct_bounds(inst: Instance, runs: Sequence[tuple], time_limit: float, threads) -> dict[str, float]:
-    """Per complete run (name, schedule, complete): P2.40's least cost at the run's mean JCT (its LP, within
-    ``time_limit`` seconds per run; a run whose LP does not finish gets none)."""
+    """Per complete run (name, schedule, complete): P2.40's least cost at the run's mean JCT (its LP; all of them
+    within ``time_limit`` wall-clock seconds, each LP given what is left; a run whose LP does not finish, or that
+    finds no time left, gets none)."""
     from ..exact.schedule_area_sum import sum_lower_bound
     from ..solvers.base import SolveOptions
+    deadline = time.perf_counter() + time_limit
     out = {}
     for name, sched, complete in runs:
         if not complete:
             continue
-        b = sum_lower_bound(inst, SolveOptions(time_limit_s=time_limit, threads=threads),
+        left = _left(deadline)
+        if left < MIN_STEP_S:
+            log.info("gap: no time left for %s's cost-at-its-JCT bound", name)
+            continue
+        b = sum_lower_bound(inst, SolveOptions(time_limit_s=left, threads=threads),
                             jct_cap_s=sched.metrics["avg_jct_s"])
         if b.get("lower_bound") is not None and b["lower_bound_status"] == "optimal":
             out[name] = b["lower_bound"]
@@ -244,7 +272,8 @@ def cost_at_jct_bounds(inst: Instance, runs: Sequence[tuple], time_limit: float,
 
 def p2_figures(inst: Instance, time_limit: float, threads=None, runs: Sequence[tuple] = (), seed: int = 1) -> dict:
     """The certified P2 figures the online distances use (``benchmarks.bench_schedule --brackets`` calls this:
-    one recipe), within about ``time_limit`` seconds (models/schedule.md sections 8.2-8.4):
+    one recipe), within ``time_limit`` wall-clock seconds (each step gets what is left of them; a step left less
+    than ``MIN_STEP_S`` is skipped, with a note; models/schedule.md sections 8.2-8.4):
 
     * mean JCT lower bound: the larger of the packing relaxation (P2.35-P2.38: the area relaxation P2.30-P2.34
       with the pool shared among feasible packings of whole jobs; HiGHS, ``LOWER_SHARE`` of the time, as
@@ -262,14 +291,17 @@ def p2_figures(inst: Instance, time_limit: float, threads=None, runs: Sequence[t
     from ..exact.schedule_relax import pool_lower_bound
     from ..solvers.base import SolveOptions
     t0 = time.perf_counter()
+    deadline = t0 + time_limit
     out: dict[str, Any] = {"notes": []}
     small = len(inst.jobs) <= ONLINE_MAX_JOBS
     areas = recipe_lower_bound(inst, time_limit * LOWER_SHARE, threads, seed)
     area = best_run(areas)
     lows = [(area.get("lower_bound_jct_s"), run_kind(area) if area else "none")]
-    if small:
-        pool = pool_lower_bound(inst, SolveOptions(time_limit_s=time_limit * POOL_SHARE, threads=threads,
-                                                   seed=seed))
+    if small and _left(deadline) < MIN_STEP_S:
+        out["notes"].append("no time left for the pool relaxation (P2.29)")
+    elif small:
+        pool = pool_lower_bound(inst, SolveOptions(time_limit_s=min(time_limit * POOL_SHARE, _left(deadline)),
+                                                   threads=threads, seed=seed))
         lows.append((pool.get("lower_bound_jct_s"), f"pool relaxation (P2.29), {pool.get('lower_bound_status')}"))
     lows = [x for x in lows if x[0] is not None]
     lo, kind = max(lows) if lows else (None, "none")
@@ -312,9 +344,11 @@ def _upper(inst: Instance, budget: float, threads, runs: Sequence[tuple], seed: 
         best.append((ls["schedule"].metrics["avg_jct_s"],
                      f"list schedule, {ls.get('search', 'local search')} ({ls['evaluations']} orders)",
                      ls["schedule"]))
-    if small and best:
+    left = budget - (time.perf_counter() - t0)
+    if small and best and left < MIN_STEP_S:
+        out["notes"].append("no time left for the restricted exact P2")
+    elif small and best:
         try:
-            left = max(budget - (time.perf_counter() - t0), 1.0)
             ex = solve_schedule(inst, "cpsat", SolveOptions(time_limit_s=left, threads=threads, seed=seed),
                                 max_blocks=2, routes_k=1, warm_start=min(best, key=lambda b: b[0])[2])
             if ex.solver.objective is not None and ex.metrics["jobs_done"] == len(inst.jobs):

@@ -11,6 +11,7 @@ import logging
 import time
 
 from .base import SolveOptions, SolveResult, Termination, available_cores, run_interruptible
+from .output import to_stderr
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +29,12 @@ def available() -> bool:
 def solve_interruptible(solver, model):
     """``solver.Solve(model)`` with Ctrl-C as an abort (``solvers.base.run_interruptible``): CP-SAT's own
     SIGINT catching (which stops the search and returns a weaker result as if nothing happened) is turned
-    off, and ``StopSearch`` is the cancel."""
+    off, and ``StopSearch`` is the cancel.  Its log (``log_search_progress``) goes to standard error, not to
+    standard output (``output``)."""
     solver.parameters.catch_sigint_signal = False
+    if solver.parameters.log_search_progress:
+        solver.parameters.log_to_stdout = False
+        solver.log_callback = to_stderr
     return run_interruptible(lambda: solver.Solve(model), solver.StopSearch)
 
 

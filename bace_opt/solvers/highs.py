@@ -14,6 +14,7 @@ import time
 import pyomo.environ as pyo
 
 from .base import SolveOptions, SolveResult, Termination, available_cores, run_interruptible
+from .output import highs_log_to_stderr, stderr_logger
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +51,13 @@ def set_threads(h, threads: int | None) -> int:
 
 def direct_highs(options: SolveOptions, rel_gap: float = 1e-6):
     """A highspy object for a direct solve (a relaxation built as a matrix, not through Pyomo): the solver's log,
-    ``rel_gap``, random seed, time limit and threads (``set_threads``) taken from ``options``."""
+    ``rel_gap``, random seed, time limit and threads (``set_threads``) taken from ``options``; the log, when
+    asked, on standard error (``output``)."""
     import highspy
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(options.log))
+    if options.log:
+        highs_log_to_stderr(h)
     h.setOptionValue("mip_rel_gap", rel_gap)
     h.setOptionValue("random_seed", int(options.seed))
     if options.time_limit_s is not None:
@@ -73,7 +77,8 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
                 time_limit_s: float | None = None) -> SolveResult:
     """Solve ``model`` with HiGHS.  ``warm_start``: pass the variables' current values as a start
     (HiGHS checks it and uses it as the first incumbent when feasible).  ``time_limit_s`` overrides
-    ``options.time_limit_s`` (the lexicographic driver passes what is left of the budget)."""
+    ``options.time_limit_s`` (the lexicographic driver passes what is left of the budget).  The limit is a
+    wall-clock limit on this call: loading the model into HiGHS counts, and HiGHS gets what is left of it."""
     from pyomo.contrib.appsi.base import TerminationCondition as TC
     from pyomo.contrib.appsi.solvers.highs import Highs
 
@@ -83,7 +88,12 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
     if tl is not None:
         cfg.time_limit = max(float(tl), 0.01)
     cfg.mip_gap = options.rel_gap
-    cfg.stream_solver = bool(options.log)
+    # the interface streams its log to sys.stdout when asked: never (stdout is the command's); it always logs it
+    # to a logger at INFO (shown with -vv), and with ``options.log`` to one that writes standard error
+    cfg.stream_solver = False
+    if options.log:
+        cfg.solver_output_logger = stderr_logger()
+        cfg.log_level = logging.INFO
     cfg.load_solution = False
     cfg.warmstart = bool(warm_start)
     hopts = opt.highs_options
@@ -98,6 +108,8 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
     t = time.perf_counter()
     try:
         opt.set_instance(model)            # creates the highspy object, so that its cancel can be armed
+        if tl is not None:                 # (tens of seconds on a large model)
+            cfg.time_limit = max(float(tl) - (time.perf_counter() - t), 0.01)
         opt._solver_model.HandleUserInterrupt = True
         uc = opt.update_config             # the model was loaded just above: solve() need not rescan it
         for flag in ("check_for_new_or_removed_constraints", "check_for_new_or_removed_vars",

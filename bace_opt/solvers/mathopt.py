@@ -18,6 +18,7 @@ import time
 import pyomo.environ as pyo
 
 from .base import SolveOptions, SolveResult, Termination, available_cores, run_interruptible
+from .output import to_stderr
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,12 @@ def write_mps(model: pyo.ConcreteModel, path: str) -> dict[str, object]:
         if lab is not None:
             out[lab] = v
     return out
+
+
+def _log_lines(lines) -> None:
+    """MathOpt's message callback: the solver's log lines on standard error (``output``), not standard output."""
+    for line in lines:
+        to_stderr(line)
 
 
 def _error_text(e: BaseException) -> str:
@@ -81,7 +88,7 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, backend: str = 
     params = mathopt.SolveParameters(
         time_limit=None if tl is None else datetime.timedelta(seconds=max(float(tl), 0.01)),
         relative_gap_tolerance=options.rel_gap, absolute_gap_tolerance=1e-9,
-        enable_output=bool(options.log), random_seed=int(options.seed))
+        enable_output=False, random_seed=int(options.seed))     # the log, when asked: msg_cb, below
     stype = getattr(mathopt.SolverType, BACKENDS[backend])
     if backend == "scip":       # MathOpt's HiGHS accepts only the default thread count
         params.threads = int(options.threads) if options.threads is not None else available_cores()
@@ -114,7 +121,8 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, backend: str = 
             from ortools.util.python.solve_interrupter import SolveInterrupter
             stopper = SolveInterrupter()
         res = run_interruptible(
-            lambda: mathopt.solve(mo, stype, params=params, model_params=model_params, interrupter=stopper),
+            lambda: mathopt.solve(mo, stype, params=params, model_params=model_params, interrupter=stopper,
+                                  msg_cb=_log_lines if options.log else None),
             stopper.interrupt if stopper is not None else (lambda: None))
     except Exception as e:
         return SolveResult(name, Termination.ERROR, message="MathOpt solve failed: " + _error_text(e),
