@@ -129,7 +129,7 @@ SOLVE_OPTIONS: dict[str, Opt] = {
     "threads": Opt("int", ge=1, le=1024, none=True, help="solver threads"),
     "mu": Opt("float", ge=0, le=1e12, none=True, help="P2 weight of cost, s/USD"),
     "log_output": Opt("bool", none=True, help="show the solver's log"),
-    "online_time_limit": Opt("float", gt=0, le=1e9, help="bo.gap: the P2 bracket's limit, s"),
+    "online_time_limit": Opt("float", gt=0, le=1e9, help="bo.gap: wall-clock limit on the whole online part (simulations, bounds, bracket), s"),
     "t0": Opt("float", ge=0, le=1e12, none=True, help="P1: the decision epoch, s"),
     "slot_s": Opt("float", gt=0, le=1e9, none=True, help="P2 (MILP): the time slot, s"),
     "time_resolution_s": Opt("float", gt=0, le=1e9, none=True, help="P2 (CP-SAT): the time unit, s"),

@@ -147,3 +147,13 @@ def test_cli_gap(cli, tmp_path):
     assert r.returncode == 2 and "unknown policy 'nope'" in r.stderr and "Traceback" not in r.stderr
     r = cli("gap", PAPER, "--time-limit", "0")
     assert r.returncode == 2 and "--time-limit" in r.stderr
+
+
+def test_each_policy_distance_is_said_in_words():
+    from bace_opt.gaps.report import distance_sentence
+    done = OnlineGap(8, 8, 100.0, 10.0, 80.0, 95.0, 5.0)
+    s = distance_sentence("p", done)
+    assert s.startswith("p: mean JCT at most 25 % above optimal (against the certified lower bound)")
+    assert "at least 5.26 % above it (against the best schedule found)" in s
+    assert "not ranked" in distance_sentence("q", OnlineGap(8, 7, 100.0, 10.0, 80.0, 95.0, 5.0))
+    assert "no worse than the best schedule found" in distance_sentence("b", OnlineGap(8, 8, 95.0, 10.0, 80.0, 95.0, 5.0))

@@ -119,9 +119,9 @@ def policy_column(methods):
 
 
 def finished(df):
-    """The rows of a results DataFrame whose run did not fail (``runner.FAILED_STATUSES``: ``error``,
+    """The rows of a results DataFrame whose run did not fail (``spec.FAILED_STATUSES``: ``error``,
     ``infeasible-schedule``; no figures to compare)."""
-    from .runner import FAILED_STATUSES
+    from .spec import FAILED_STATUSES
     return df[~df["status"].isin(FAILED_STATUSES)] if "status" in df else df
 
 

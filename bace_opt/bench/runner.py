@@ -35,16 +35,10 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import BaceOptError, InputError
 from ..files import atomic_write, issue_summary
-from .spec import COLUMNS, RunSpec
+from .spec import COLUMNS, FAILED, FAILED_STATUSES, RunSpec
 
 log = logging.getLogger(__name__)
 
-#: the status of a run that failed (its row's ``error`` says why); a rerun of the batch retries it
-FAILED = "error"
-#: the statuses of a failed run: ``error`` (it raised, or its worker died) and ``infeasible-schedule`` (its
-#: schedule broke the rules, e.g. a policy's over-commit: never a result).  The next batch retries such a run,
-#: ``bench`` exits 1 when a run of its batch ends so, and the reports leave these rows out of every figure
-FAILED_STATUSES = (FAILED, "infeasible-schedule")
 _HEADER = ",".join(COLUMNS) + "\n"
 
 

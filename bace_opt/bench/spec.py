@@ -12,6 +12,14 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
+#: the status of a run that failed (its row's ``error`` says why); a rerun of the batch retries it
+FAILED = "error"
+#: the statuses of a failed run: ``error`` (it raised, or its worker died) and ``infeasible-schedule`` (its
+#: schedule broke the rules, e.g. a policy's over-commit: never a result).  The next batch retries such a run,
+#: ``bench`` exits 1 when a run of its batch ends so, and the reports leave these rows out of every figure
+FAILED_STATUSES = (FAILED, "infeasible-schedule")
+
+
 COLUMNS = [
     "run_id", "suite", "instance", "family", "size", "seed", "method", "options", "status", "feasible",
     "objective", "bound", "gap", "jobs", "jobs_done", "jobs_blocked", "avg_jct_s", "total_electricity_usd",

@@ -408,8 +408,25 @@ def _summary_lines(r: GapReport) -> list[str]:
                          "- (unfinished jobs)" if not og.complete else f"<= {pct(og.cost_gap_at_most)}",
                          "-" if og.cost_gap_at_jct_at_most is None else f"<= {pct(og.cost_gap_at_jct_at_most)}"))
         lines += _table(rows)
+        lines += [""] + [f"  {line}" for p in r.policies if p.online is not None
+                         for line in [distance_sentence(p.policy, p.online)]]
     lines += [f"note: {n}" for n in r.notes]
     return lines
+
+
+def distance_sentence(policy: str, og: OnlineGap) -> str:
+    """A policy's distance from the optimal whole run, in words: "at most x % above optimal" against the certified
+    lower bound, "at least y %" against the best schedule found (a schedule the evaluator accepted)."""
+    if not og.complete:
+        return (f"{policy}: left {og.jobs - og.jobs_done} of {og.jobs} jobs unfinished, so it is not ranked on its "
+                "mean JCT")
+    if og.jct_gap_at_most is None:
+        return f"{policy}: no certified lower bound, so no distance from optimal"
+    out = f"{policy}: mean JCT at most {pct(og.jct_gap_at_most)} above optimal (against the certified lower bound)"
+    if og.jct_gap_at_least is not None:
+        out += (f", at least {pct(og.jct_gap_at_least)} above it (against the best schedule found)"
+                if og.jct_gap_at_least > 0 else ", and no worse than the best schedule found")
+    return out
 
 
 def _proven(g: GapDecomposition) -> str:
