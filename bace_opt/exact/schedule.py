@@ -79,12 +79,13 @@ def _floor_units(x: float, delta: float) -> int:
 
 
 def _cost_lower_envelope(inst: Instance, curves, job, cand, lo: int, H: int, delta_s: float,
-                         at_grid: np.ndarray) -> np.ndarray:
-    """min of cost(s) over s in (Delta (t-1), Delta t] for t = lo..H (P2.23).  cost(s) = sum over blocks of
+                         at_grid: np.ndarray, origin_s: float = 0.0) -> np.ndarray:
+    """min of cost(s) over s in (O + Delta (t-1), O + Delta t] for t = lo..H (P2.23; O = ``origin_s``).  cost(s) = sum over blocks of
     kW x integral of the price over [s, s + R] (+ egress) is piecewise linear in s with breakpoints where s or
     s + R crosses a price step, so its minimum over an interval is at an end or at such a breakpoint."""
     R = cand.run_s
-    pts = [delta_s * np.arange(lo - 1, H + 1, dtype=float)]
+    O = origin_s
+    pts = [O + delta_s * np.arange(lo - 1, H + 1, dtype=float)]
     for r, _ in cand.blocks:
         cv = curves[r]
         if cv.values is None:
@@ -92,7 +93,7 @@ def _cost_lower_envelope(inst: Instance, curves, job, cand, lo: int, H: int, del
         b = cv.start + cv.step * np.arange(len(cv.values) + 1, dtype=float)
         pts += [b, b - R]
     s = np.unique(np.concatenate(pts))
-    s = s[(s > delta_s * (lo - 1)) & (s <= delta_s * H)]
+    s = s[(s > O + delta_s * (lo - 1)) & (s <= O + delta_s * H)]
 
     def cost_at(x):
         tot = np.zeros(len(x))
@@ -103,10 +104,10 @@ def _cost_lower_envelope(inst: Instance, curves, job, cand, lo: int, H: int, del
         if inst.objective.egress:
             tot = tot + cand.egress_usd
         return tot
-    left = cost_at(delta_s * np.arange(lo - 1, H, dtype=float))      # the open left end, by continuity
+    left = cost_at(O + delta_s * np.arange(lo - 1, H, dtype=float))      # the open left end, by continuity
     out = np.minimum(at_grid, left)
     if len(s):
-        t = np.ceil(s / delta_s - 1e-12).astype(int)
+        t = np.ceil((s - O) / delta_s - 1e-12).astype(int)
         t = np.clip(t, lo, H)
         np.minimum.at(out, t - lo, cost_at(s))
     return out
@@ -129,23 +130,35 @@ def _integral_vec(curve: F.PriceCurve, t0: np.ndarray, t1: np.ndarray) -> np.nda
     return Fv(t1) - Fv(t0)
 
 
-def _series_end_s(inst: Instance) -> float:
+def series_end_s(inst: Instance) -> float:
     """Time after which every region's price is constant (0 when all prices are constant)."""
     ends = [r.price_series.start_s + r.price_series.step_s * len(r.price_series.usd_per_kwh)
             for r in inst.regions if r.price_series is not None and len(set(r.price_series.usd_per_kwh)) > 1]
     return max(ends, default=0.0)
 
 
-def _default_delta(inst: Instance, cs: CandidateSet, time_dependent: bool, target: int) -> float:
-    """Smallest nice time unit giving a horizon of at most ``target`` units (1 s if that already holds)."""
+def grid_origin(inst: Instance) -> float:
+    """The origin O of the time grid: the first arrival (start index t is the time O + Delta t).  Relative to the
+    arrivals, so jobs that arrive at 1e9 s get the same grid as jobs arriving at 0 (issue 38: an absolute grid of
+    86 400 s made every job wait most of a day)."""
+    return min((j.arrival_s for j in inst.jobs), default=0.0)
+
+
+def default_delta(inst: Instance, cs: CandidateSet, time_dependent: bool, target: int) -> float:
+    """Smallest nice time unit giving a horizon of at most ``target`` units (1 s if that already holds).  The
+    horizon is counted from the grid's origin, the first arrival (``grid_origin``)."""
     t0 = max(j.arrival_s for j in inst.jobs)
     if time_dependent:
-        t0 = max(t0, _series_end_s(inst))
-    span = t0 + sum(max(c.run_s for c in cs.by_job[j.name]) for j in inst.jobs if cs.by_job[j.name])
+        t0 = max(t0, series_end_s(inst))
+    span = (t0 - grid_origin(inst)) + sum(max(c.run_s for c in cs.by_job[j.name]) for j in inst.jobs if cs.by_job[j.name])
     for d in _NICE_S:
         if span / d <= target:
             return float(d)
     return float(_NICE_S[-1])
+
+
+#: the older names (benchmarks/bench_schedule.py imports them)
+_series_end_s, _default_delta = series_end_s, default_delta
 
 
 def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0, cost_cap_usd: float | None = None,
@@ -175,9 +188,9 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
     cs = cands or enumerate_candidates(inst, max_blocks=max_blocks, routes_k=routes_k)
     n = len(inst.jobs)
     eps_mode = cost_cap_usd is not None
-    priced_time = (eps_mode or mu > 0) and _series_end_s(inst) > 0
+    priced_time = (eps_mode or mu > 0) and series_end_s(inst) > 0
     if delta_s is None:
-        delta_s = _default_delta(inst, cs, priced_time, default_units)
+        delta_s = default_delta(inst, cs, priced_time, default_units)
     if not (delta_s > 0 and math.isfinite(delta_s)):
         raise InputError(f"time resolution / slot length must be > 0 s, got {delta_s}")
 
@@ -185,18 +198,19 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
     # time between T0 and its last start, so t <= ceil(T0/Delta) + sum_j max_c d_jc.
     t0 = max(j.arrival_s for j in inst.jobs)
     if priced_time:
-        t0 = max(t0, _series_end_s(inst))
+        t0 = max(t0, series_end_s(inst))
+    O = grid_origin(inst)
     dmax = []
     for job in inst.jobs:
         cl = cs.by_job[job.name]
         dmax.append(max((_ceil_units(c.run_s, delta_s) for c in cl), default=0))
-    H = _ceil_units(t0, delta_s) + sum(dmax)
+    H = _ceil_units(t0 - O, delta_s) + sum(dmax)
     if H > MAX_UNITS:   # harden, issue 10: a tiny time unit or a huge horizon would allocate without end
         raise InputError(f"time unit {delta_s:g} s gives a horizon of {H} units (at most {MAX_UNITS}); use a "
                          f"larger time unit (--time-unit)")
     horizon_proven = True
     if horizon_s is not None:
-        Hc = int(math.floor(horizon_s / delta_s))
+        Hc = int(math.floor((horizon_s - O) / delta_s))
         if Hc < H:
             H, horizon_proven = Hc, False
 
@@ -204,13 +218,15 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
     jobs: list[JobData] = []
     for ji, job in enumerate(inst.jobs):
         cl = cs.by_job[job.name]
-        lo = _ceil_units(job.arrival_s, delta_s)
+        lo = _ceil_units(job.arrival_s - O, delta_s)
+        while O + delta_s * lo < job.arrival_s:       # rounding of O + Delta t in floating point
+            lo += 1
         T = max(H - lo + 1, 0)
         if not cl or T == 0:
             jobs.append(JobData(ji, job.name, job.arrival_s, lo, [], np.zeros(0, int), np.zeros(0),
                                 np.zeros((0, 1)), np.zeros((0, 1)), False))
             continue
-        starts = delta_s * np.arange(lo, H + 1, dtype=float)
+        starts = O + delta_s * np.arange(lo, H + 1, dtype=float)
         run = np.array([c.run_s for c in cl])
         if relax:
             d = np.array([max(_floor_units(r, delta_s) - 1, 0) for r in run], dtype=np.int64)
@@ -232,7 +248,7 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
                 tot = tot + c.egress_usd
             cost[ci] = tot
             if relax and (mu > 0 or eps_mode):
-                cost[ci] = _cost_lower_envelope(inst, curves, job, c, lo, H, delta_s, tot)
+                cost[ci] = _cost_lower_envelope(inst, curves, job, c, lo, H, delta_s, tot, O)
         varies = bool(np.any(np.ptp(cost, axis=1) > 0)) and (mu > 0 or eps_mode)
         if not varies:
             cost = cost[:, :1]
@@ -260,11 +276,10 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
         sig.setdefault(k, []).append(jd.index)
     symmetric = [(g[i], g[i + 1]) for g in sig.values() for i in range(len(g) - 1)]
 
-    offset = -math.fsum(j.arrival_s for j in inst.jobs) / n - (float(delta_s) if relax else 0.0)
+    offset = -math.fsum(j.arrival_s - O for j in inst.jobs) / n - (float(delta_s) if relax else 0.0)
     prob = SlottedProblem(inst, float(delta_s), float(mu), cost_cap_usd, jobs, H, horizon_proven, resources,
-                          offset, symmetric, cs)
-    prob.stats["relaxed"] = relax
-    prob.stats = {"candidates_enumerated": dict(cs.enumerated), "candidates_after_D3": before,
+                          offset, symmetric, cs, origin_s=float(O))
+    prob.stats = {"relaxed": relax, "candidates_enumerated": dict(cs.enumerated), "candidates_after_D3": before,
                   "candidates_per_job": {jd.name: len(jd.cands) for jd in jobs},
                   "binding_resources": [r.name for r in resources], "build_problem_s": time.perf_counter() - t_build}
     return prob
@@ -306,7 +321,7 @@ def warm_choice(prob: SlottedProblem, warm) -> dict[int, tuple[int | None, int]]
         p = by.get(jd.name)
         if p is None or p.status != "done" or p.start_s is None or not jd.cands:
             continue
-        t = min(max(_ceil_units(p.start_s, prob.delta_s), jd.lo), prob.H)
+        t = min(max(_ceil_units(p.start_s - prob.origin_s, prob.delta_s), jd.lo), prob.H)
         k = plan_key(prob.inst, p)
         ci = next((i for i, c in enumerate(jd.cands) if c.key() == k), None)
         out[jd.index] = (ci, t)
@@ -318,7 +333,7 @@ def warm_choice(prob: SlottedProblem, warm) -> dict[int, tuple[int | None, int]]
 def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions = SolveOptions(), mu: float = 0.0,
                    time_resolution_s: float | None = None, slot_s: float | None = None, warm_start=None, *,
                    cost_cap_usd: float | None = None, max_blocks: int | None = None, routes_k: int | None = None,
-                   horizon_s: float | None = None) -> Schedule:
+                   horizon_s: float | None = None, fallback: bool = True) -> Schedule:
     """Solve P2 exactly (models/schedule.md) and return the evaluator-priced Schedule.
 
     ``solver``: "cpsat" (time unit ``time_resolution_s``; default 1 s, or coarser when prices vary over time
@@ -327,7 +342,16 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     problem.  ``mu`` (s/USD) weights total cost; ``cost_cap_usd`` switches to the epsilon-constraint form
     (minimize mean JCT subject to total cost <= cap).  ``warm_start``: a Schedule whose plans are used as hints.
     ``max_blocks``/``routes_k`` shrink the candidate set (result then "optimal over the candidate set");
-    ``horizon_s`` caps start times (result then optimal within that horizon).
+    ``horizon_s`` caps start times (result then optimal within that horizon).  Without ``max_blocks`` and
+    ``routes_k`` the candidate set is chosen inside (``schedule_scale.choose_problem``: every placement, else the first step of
+    ``candidates.LADDER`` whose model fits); the choice is in ``solver.extra["candidates_used"]``.  When no
+    step fits (or the caller's restriction does not), the result is the certified bracket of
+    ``schedule_bound.solve_bracket`` (lower bound + the best schedule found) unless ``fallback`` is False, then a
+    schedule with status "error" and ``extra["too_large"]``.
+
+    The status, bound and gap are those of the slotted model (starts on the grid from the first arrival, run
+    times rounded up; over the candidate set used): ``extra["status_for_posed_problem"]`` says what the status
+    means for the continuous-time P2, and ``extra["bound_is_for"]`` which problem the bound bounds.
     """
     wall0 = time.perf_counter()
     if solver not in SOLVERS:
@@ -335,16 +359,19 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     if time_resolution_s is not None and slot_s is not None and time_resolution_s != slot_s:
         raise InputError(f"time_resolution_s={time_resolution_s} and slot_s={slot_s} disagree: give one time unit")
     delta = time_resolution_s if time_resolution_s is not None else slot_s
-    default_units = 200 if solver == "highs" else 2000
-    if delta is None and solver == "cpsat":
-        cs = enumerate_candidates(inst, max_blocks=max_blocks, routes_k=routes_k)
-        priced_time = (cost_cap_usd is not None or mu > 0) and _series_end_s(inst) > 0
-        delta = _default_delta(inst, cs, True, default_units) if priced_time else 1.0
-        prob = build_problem(inst, delta, mu, cost_cap_usd, cands=cs, horizon_s=horizon_s)
-    else:
-        prob = build_problem(inst, delta, mu, cost_cap_usd, default_units=default_units, max_blocks=max_blocks,
-                             routes_k=routes_k, horizon_s=horizon_s)
+    from .schedule_scale import choose_problem, too_large_schedule
+    prob, steps = choose_problem(inst, solver, options, delta, mu, cost_cap_usd, max_blocks, routes_k, horizon_s)
     build0 = time.perf_counter() - wall0
+    if prob is None:
+        sched = too_large_schedule(inst, solver, steps, build0, wall0)
+        if not fallback:
+            return sched
+        from .schedule_bound import solve_bracket
+        left = options
+        if options.time_limit_s is not None:
+            left = _replace(options, time_limit_s=max(options.time_limit_s - build0, 1.0))
+        return solve_bracket(inst, solver, left, mu, exact=sched, cost_cap_usd=cost_cap_usd, max_blocks=max_blocks,
+                             routes_k=routes_k, horizon_s=horizon_s)
     empty = [jd.name for jd in prob.jobs if not jd.cands]
     if empty:
         raw = RawResult("infeasible", None, message=_no_candidate_message(inst, prob, empty))
@@ -359,6 +386,7 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
         else:
             from .schedule_milp import solve_milp
             raw = solve_milp(prob, opts, warm)
+    prob.stats["candidate_steps"] = steps
     return _to_schedule(inst, prob, solver, raw, build0, wall0)
 
 
@@ -373,11 +401,40 @@ def _no_candidate_message(inst, prob, names) -> str:
         job = inst.job(nm)
         jd = next(j for j in prob.jobs if j.name == nm)
         if jd.lo > prob.H:
-            parts.append(f"job {nm!r}: arrives after the horizon cap ({prob.H * prob.delta_s:g} s)")
+            parts.append(f"job {nm!r}: arrives after the horizon cap ({prob.start_of(prob.H):g} s)")
         else:
             parts.append(f"job {nm!r}: no placement fits ({job.stages} stages x {job.gpus_per_stage} GPUs; every "
                          f"multi-region placement needs a route whose links carry its no-stall demand b_j)")
     return "infeasible: " + "; ".join(parts)
+
+
+def _used_label(prob: SlottedProblem) -> str:
+    used = next((s for s in prob.stats.get("candidate_steps", []) if s.get("used")), None)
+    if used is not None:
+        return used["candidates"]
+    return "all placements" if prob.candset.complete else ", ".join(prob.candset.incomplete_reasons)
+
+
+def slotted_label(prob: SlottedProblem) -> str:
+    """What the slotted problem is, in words (the problem its status and bound are for)."""
+    scope = ("all no-stall placements" if prob.candset.complete else
+             "the restricted candidate set (" + _used_label(prob) + ")")
+    return (f"the slotted model (starts on a {prob.delta_s:g} s grid from the first arrival "
+            f"{prob.origin_s:g} s, resources held for run times rounded up to it) over {scope}"
+            + ("" if prob.horizon_proven else ", starts capped at horizon_s"))
+
+
+def posed_status(status: str, prob: SlottedProblem) -> str:
+    """The back end's status read for the continuous-time P2: a proven slotted optimum is "optimal for the
+    slotted model" (an upper bound of the continuous optimum, which a policy may beat by the rounding), and
+    "... over the restricted candidate set" when the candidates were limited; an infeasible restricted
+    problem is infeasible over its candidates only."""
+    restricted = not prob.candset.complete or not prob.horizon_proven
+    if status == "optimal":
+        return "optimal for the slotted model" + (" over the restricted candidate set" if restricted else "")
+    if status == "infeasible":
+        return "infeasible" + (" over the restricted candidate set" if restricted else "")
+    return status
 
 
 def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResult, build0: float,
@@ -385,7 +442,7 @@ def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResu
     plans = []
     if raw.choice is not None:
         for j, (c, t) in raw.choice.items():
-            plans.append(prob.jobs[j].cands[c].plan(prob.delta_s * t))
+            plans.append(prob.jobs[j].cands[c].plan(prob.start_of(t)))
     cs = prob.candset
     extra: dict[str, Any] = {
         "problem": "schedule",
@@ -401,6 +458,13 @@ def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResu
         "optimality_scope": ("all no-stall placements" if cs.complete and prob.horizon_proven
                              else "over the candidate set" + ("" if prob.horizon_proven else " within horizon_s")),
         "binding_resources": prob.stats["binding_resources"],
+        "grid_origin_s": prob.origin_s,
+        "candidates_used": _used_label(prob),
+        "candidate_steps": prob.stats.get("candidate_steps", []),
+        "model": slotted_label(prob),
+        "status_for_posed_problem": posed_status(raw.status, prob),
+        "bound_is_for": slotted_label(prob) + (", not a lower bound of the continuous-time P2" if
+                                               raw.bound is not None else ""),
     }
     if cs.incomplete_reasons:
         extra["incomplete_reasons"] = list(cs.incomplete_reasons)

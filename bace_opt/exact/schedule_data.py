@@ -18,7 +18,8 @@ from .candidates import Candidate, CandidateSet
 
 @dataclass
 class JobData:
-    """One job of the discretized problem.  Start index t runs over lo..H (column t - lo of the arrays)."""
+    """One job of the discretized problem.  Start index t runs over lo..H (column t - lo of the arrays); it starts
+    at O + Delta t (``SlottedProblem.start_of``)."""
     index: int
     name: str
     arrival_s: float
@@ -50,10 +51,15 @@ class SlottedProblem:
     H: int                                 # last start index any job may take
     horizon_proven: bool
     resources: list[Resource]
-    offset: float                          # - sum_j a_j / n
+    offset: float                          # - sum_j (a_j - O) / n (relax: - Delta)
     symmetric: list[tuple[int, int]]       # (a, b): identical jobs, t_a <= t_b is valid
     candset: CandidateSet
     stats: dict[str, Any] = field(default_factory=dict)
+    origin_s: float = 0.0                  # the grid's origin O (the first arrival): start index t is O + Delta t
+
+    def start_of(self, t: int) -> float:
+        """Start time (s) of start index t: O + Delta t (exactly Delta t when O = 0)."""
+        return self.origin_s + self.delta_s * t if self.origin_s else self.delta_s * t
 
     @property
     def n(self) -> int:
