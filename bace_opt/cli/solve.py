@@ -146,7 +146,9 @@ def summary(args, sched, inst) -> dict:
         d["levels_proved_by"] = {str(k): v for k, v in (x.get("levels_proved_by") or {}).items()}
     if "bracket_gap" in x:
         d["bracket"] = {k: x.get(k) for k in ("lower_bound", "lower_bound_kind", "lower_bound_certified",
-                                              "upper_bound", "bracket_gap")}
+                                              "upper_bound", "bracket_gap", "bound_is_for")}
+    if args.problem == "schedule" and s is not None:
+        honest_schedule_fields(d, s, x)
     if args.problem == "placement" and sched.meta.get("t0") is not None:
         d["t0_s"] = sched.meta["t0"]
         d["cost_at_t0_usd"] = sched.meta.get("cost_at_t0_usd")
@@ -155,14 +157,50 @@ def summary(args, sched, inst) -> dict:
     return d
 
 
+def honest_schedule_fields(d: dict, s, x: dict) -> None:
+    """P2's status, bound and gap for the problem the user posed (the continuous-time P2, issue 38): the status
+    says when it is an optimum of the slotted model or over a restricted candidate set; ``bound`` is a lower
+    bound of the continuous-time P2 or None (the slotted model's own bound goes to ``slotted_bound``: a solution
+    in continuous time may beat it); which problem each bound is for; the candidate set used."""
+    d["solver_status"] = s.status
+    d["status"] = x.get("status_for_posed_problem") or s.status
+    bracket = "bracket_gap" in x
+    if not bracket:                      # a slotted solve: its bound is not a lower bound of the posed problem
+        d["slotted_bound"], d["slotted_gap"] = s.bound, s.gap
+        d["bound"] = d["gap"] = None
+        d["bound_is_for"] = None
+        d["slotted_bound_is_for"] = x.get("model")
+    else:
+        d["bound_is_for"] = x.get("bound_is_for")
+        if x.get("slotted_bound") is not None:
+            d["slotted_bound"] = x["slotted_bound"]
+            d["slotted_bound_is_for"] = x.get("model")
+    d["model"] = x.get("model")
+    d["candidates_used"] = x.get("candidates_used")
+    d["candidate_steps"] = x.get("candidate_steps", [])
+
+
 def print_summary(d: dict) -> None:
     u = d["objective_unit"]
     print(f"problem: {d['problem']}   solver: {d['solver']}   status: {d['status'] or '-'}"
           + (f"   proved by: {d.get('proved_by') or '-'}" if "proved_by" in d else ""))
     if d["status"] is not None:
         mu = f", mu = {short(d['mu_s_per_usd'])} s/USD" if d["mu_s_per_usd"] is not None else ""
-        print(f"objective: {short(d['objective'], u)} [{d['objective_is']}{mu}]   bound: {short(d['bound'], u)}   "
-              f"gap: {pct(d['gap'])}")
+        none = ("" if d["bound"] is not None or d["problem"] != "schedule" else
+                " (no lower bound of the continuous-time problem computed; --bracket proves one)")
+        print(f"objective: {short(d['objective'], u)} [{d['objective_is']}{mu}]   bound: {short(d['bound'], u)}{none}"
+              f"   gap: {pct(d['gap'])}")
+        if d.get("bound_is_for"):
+            print(f"  the bound is for {d['bound_is_for']}")
+        if d.get("slotted_bound") is not None:
+            print(f"slotted model: bound {short(d['slotted_bound'], u)}"
+                  + (f", gap {pct(d['slotted_gap'])}" if d.get("slotted_gap") is not None else "")
+                  + f" for {d.get('slotted_bound_is_for') or 'the slotted model'}: not a lower bound of the "
+                    "continuous-time problem")
+        if d.get("candidates_used"):
+            skipped = [f"{st['candidates']} ({st['not_used']})" for st in d.get("candidate_steps", [])
+                       if st.get("not_used")]
+            print(f"candidates: {d['candidates_used']}" + (f"; not used: {'; '.join(skipped)}" if skipped else ""))
         print(f"time: wall {short(d['wall_s'], 's')} (build {short(d['build_s'], 's')}, solve "
               f"{short(d['solve_s'], 's')})   nodes: {short(d['nodes'])}")
         for lv in d["levels"]:

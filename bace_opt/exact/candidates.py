@@ -329,7 +329,7 @@ def candidate_ladder(inst: Instance, max_blocks: int | None = None, routes_k: in
         try:
             cs = enumerate_candidates(inst, max_blocks=mb, routes_k=rk, max_total=None if given else max_total)
         except BaceOptError as e:
-            yield mb, rk, None, str(e)
+            yield mb, rk, None, str(e).split(";")[0]
             continue
         if not given and not cs.complete and any(not v for v in cs.by_job.values()):
             yield mb, rk, None, "a job has no candidate under this restriction"

@@ -472,7 +472,8 @@ def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResu
         extra["cost_cap_usd"] = prob.cost_cap_usd
     extra.update(raw.extra)
     sched = make_schedule(inst, plans, METHOD[solver], solver=None,
-                          meta={"problem": "schedule", "mu_s_per_usd": prob.mu})
+                          meta={"problem": "schedule", "mu_s_per_usd": prob.mu, "candidates_used": extra["candidates_used"],
+                                "model": extra["model"], "status_for_posed_problem": extra["status_for_posed_problem"]})
     status = raw.status
     if raw.choice is not None:
         m = sched.metrics

@@ -88,7 +88,10 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
     honest_bracket(si, extra, options.rel_gap)
     lb = extra["lower_bound"] if extra.get("lower_bound_certified") and extra["lower_bound"] != float("inf") else None
     si = replace(si, bound=lb, gap=extra["bracket_gap"] if lb is not None else None)
-    return sched.replace(solver=replace(si, extra=extra, wall_s=time.perf_counter() - wall0))
+    meta = dict(sched.meta, problem="schedule", mu_s_per_usd=mu, candidates_used=extra.get("candidates_used"),
+                candidate_steps=extra.get("candidate_steps", []), lower_bound=lb, bound_is_for=extra["bound_is_for"],
+                status_for_posed_problem=extra["status_for_posed_problem"])
+    return sched.replace(solver=replace(si, extra=extra, wall_s=time.perf_counter() - wall0), meta=meta)
 
 
 def honest_bracket(si: SolverInfo, extra: dict[str, Any], rel_gap: float) -> None:

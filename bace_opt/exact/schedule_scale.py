@@ -126,8 +126,10 @@ def too_large_schedule(inst: Instance, solver: str, steps: list[dict[str, Any]],
                        wall0: float) -> Schedule:
     """The exact P2's answer when no candidate set fits its model: no job scheduled, status "error", the steps
     tried in ``extra["candidate_steps"]`` and ``extra["too_large"]``."""
-    why = "; ".join(f"{s['candidates']}: {s.get('not_used')}" for s in steps)
-    msg = f"exact P2 too large for {solver} with every candidate set tried ({why})"
+    last = next((s for s in reversed(steps) if not str(s.get("not_used", "")).startswith("the same")),
+                steps[-1] if steps else {})
+    msg = (f"exact P2 too large for {solver} with every candidate set tried ({len(steps)}, down to "
+           f"{last.get('candidates')}: {last.get('not_used')}; the steps in candidate_steps)")
     sched = make_schedule(inst, [], METHOD[solver], solver=None, meta={"problem": "schedule"})
     info = SolverInfo(name=solver, status="error", wall_s=time.perf_counter() - wall0, build_s=build0, message=msg,
                       extra={"problem": "schedule", "too_large": True, "candidate_steps": steps,
