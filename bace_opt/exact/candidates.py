@@ -167,6 +167,9 @@ def enumerate_candidates(inst: Instance, *, max_blocks: int | None = None, route
     whose routings exceed ``combo_cap``, or a job with more than ``max_per_job`` candidates (all jobs together
     more than ``max_total``, when given), raises BaceOptError naming the job and what to limit.
     """
+    if max_blocks is not None and max_blocks >= max((min(j.stages, len(inst.eligible_regions(j))) for j in inst.jobs),
+                                                    default=0):
+        max_blocks = None          # no job could span more regions: not a restriction
     slack_r, slack_l = slack_resources(inst, max_blocks)
     nonslack_links = [i for i in range(len(inst.links)) if i not in slack_l]
     lpos = {li: k for k, li in enumerate(nonslack_links)}
