@@ -23,7 +23,9 @@ def add_parser(sub):
                        description="Solve the placement problem P1 (which waiting jobs start at t0, where, over "
                                    "which routes; lexicographic: jobs started, cost, run time) or the offline "
                                    "schedule P2 exactly, print a summary (status, objective, bound, gap, times, "
-                                   "jobs started) and write the Schedule JSON. See models/placement.md.")
+                                   "jobs started) and write the Schedule JSON. P2's status, bound and gap are for "
+                                   "the continuous-time problem: a slotted optimum says so, and its own bound "
+                                   "is printed apart. See models/placement.md and models/schedule.md.")
     p.add_argument("instance", help="instance JSON file")
     p.add_argument("--problem", choices=("placement", "schedule"), default="placement")
     p.add_argument("--solver", choices=SOLVERS, default="highs",
@@ -45,12 +47,16 @@ def add_parser(sub):
                    help="P2: time unit in s (CP-SAT's resolution, the MILP's slot length; default: chosen from "
                         "the horizon, see models/schedule.md)")
     p.add_argument("--max-blocks", type=int_arg, default=None, metavar="K",
-                   help="P2: at most K blocks per placement (the optimum is then over that candidate set)")
+                   help="P2: at most K blocks per placement (the optimum is then over that candidate set; default: "
+                        "chosen inside, every placement when the exact model can hold them, else fewer regions "
+                        "and routes; the choice is printed)")
     p.add_argument("--routes-k", type=int_arg, default=None, metavar="K",
-                   help="P2: at most K routes per hop (the optimum is then over that candidate set)")
+                   help="P2: at most K routes per hop (the optimum is then over that candidate set; default: chosen "
+                        "inside with --max-blocks)")
     p.add_argument("--bracket", action="store_true",
-                   help="P2: also prove a lower bound valid in continuous time (half of the time limit) and print "
-                        "the bracket [lower, upper] (models/schedule.md section 8)")
+                   help="P2: also prove a lower bound valid in continuous time and print the bracket [lower, "
+                        "upper] (models/schedule.md section 8); a problem too large for the exact P2 gets the "
+                        "bracket without it")
     p.add_argument("--log", action="store_true", help="show the solver's log (as -vv does)")
     p.add_argument("--json", action="store_true", help="print one JSON object (status, objective with its unit, "
                                                        "bound, gap, levels, times, metrics) instead of the summary")
