@@ -116,3 +116,18 @@ def test_candidate_ladder_steps_down_and_the_callers_choice_is_kept():
     assert steps[0][:3] == (None, None, False) and "more than" in steps[0][3]
     assert any(ok for _, _, ok, _ in steps)
     assert [(mb, rk) for mb, rk, _, _ in candidate_ladder(inst, max_blocks=1)] == [(1, None)]
+
+
+def test_no_schedule_from_the_exact_model_in_time_gives_the_bracket(monkeypatch):
+    import bace_opt.exact.schedule_cpsat as cp
+    from bace_opt.exact.schedule import solve_schedule
+    from bace_opt.exact.schedule_bound import solve_or_bracket
+    from bace_opt.exact.schedule_data import RawResult
+    from bace_opt.solvers.base import SolveOptions
+    monkeypatch.setattr(cp, "solve_cpsat", lambda prob, opts, warm=None: RawResult("time_limit", None))
+    inst = bo.load_instance(HOURLY)
+    s = solve_or_bracket(inst, "cpsat", SolveOptions(time_limit_s=6, threads=1))
+    assert s.solver.name == "list-schedule" and s.metrics["jobs_done"] == len(inst.jobs)
+    assert s.solver.extra["exact_status"] == "time_limit" and s.solver.bound is not None
+    none = solve_schedule(inst, "cpsat", SolveOptions(time_limit_s=6, threads=1))
+    assert none.solver.status == "time_limit" and none.metrics["jobs_done"] == 0

@@ -34,8 +34,10 @@ from ..evaluate import MONEY_KEYS, make_schedule, objective_cost_usd
 from ..instance import Instance
 from ..schedule import Schedule, SolverInfo
 from ..solvers.base import SolveOptions, relative_gap
-from .candidates import BW_REL_TOL, CandidateSet, enumerate_candidates, pareto_keep, plan_key
-from .schedule_data import JobData, RawResult, Resource, SlottedProblem
+from .candidates import (BW_REL_TOL, CandidateSet, candidate_ladder, enumerate_candidates, limits_label, pareto_keep,
+                         plan_key)
+from .schedule_data import (JobData, RawResult, Resource, SlottedProblem, cost_lower_envelope, integral_vec,
+                            posed_status, slotted_label, used_label)
 
 log = logging.getLogger(__name__)
 
@@ -78,56 +80,8 @@ def _floor_units(x: float, delta: float) -> int:
     return int(k)
 
 
-def _cost_lower_envelope(inst: Instance, curves, job, cand, lo: int, H: int, delta_s: float,
-                         at_grid: np.ndarray, origin_s: float = 0.0) -> np.ndarray:
-    """min of cost(s) over s in (O + Delta (t-1), O + Delta t] for t = lo..H (P2.23; O = ``origin_s``).  cost(s) = sum over blocks of
-    kW x integral of the price over [s, s + R] (+ egress) is piecewise linear in s with breakpoints where s or
-    s + R crosses a price step, so its minimum over an interval is at an end or at such a breakpoint."""
-    R = cand.run_s
-    O = origin_s
-    pts = [O + delta_s * np.arange(lo - 1, H + 1, dtype=float)]
-    for r, _ in cand.blocks:
-        cv = curves[r]
-        if cv.values is None:
-            continue
-        b = cv.start + cv.step * np.arange(len(cv.values) + 1, dtype=float)
-        pts += [b, b - R]
-    s = np.unique(np.concatenate(pts))
-    s = s[(s > O + delta_s * (lo - 1)) & (s <= O + delta_s * H)]
-
-    def cost_at(x):
-        tot = np.zeros(len(x))
-        for r, nst in cand.blocks:
-            reg = inst.region(r)
-            kw = job.gpus_per_stage * nst * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0
-            tot = tot + kw * _integral_vec(curves[r], x, x + R) / 3600.0
-        if inst.objective.egress:
-            tot = tot + cand.egress_usd
-        return tot
-    left = cost_at(O + delta_s * np.arange(lo - 1, H, dtype=float))      # the open left end, by continuity
-    out = np.minimum(at_grid, left)
-    if len(s):
-        t = np.ceil((s - O) / delta_s - 1e-12).astype(int)
-        t = np.clip(t, lo, H)
-        np.minimum.at(out, t - lo, cost_at(s))
-    return out
-
-
-def _integral_vec(curve: F.PriceCurve, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
-    """Vectorized ``PriceCurve.integral`` (same arithmetic as bace_opt.formulas, so results agree)."""
-    if curve.values is None:
-        return curve.constant * (t1 - t0)
-
-    def Fv(t):
-        v, step, n = curve.values, curve.step, len(curve.values)
-        x = t - curve.start
-        k = np.floor_divide(x, step)
-        kk = np.clip(k, 0, n - 1).astype(int)
-        inside = curve.cum[kk] + (x - kk * step) * v[kk]
-        past = curve.cum[n] + (x - n * step) * v[-1]
-        return np.where(x <= 0, x * v[0], np.where(k >= n, past, inside))
-
-    return Fv(t1) - Fv(t0)
+#: the older name (tests import it)
+_integral_vec = integral_vec
 
 
 def series_end_s(inst: Instance) -> float:
@@ -240,7 +194,7 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
             for r, nst in c.blocks:
                 key = (r, c.run_s)
                 if key not in memo:
-                    memo[key] = _integral_vec(curves[r], starts, starts + c.run_s)
+                    memo[key] = integral_vec(curves[r], starts, starts + c.run_s)
                 reg = inst.region(r)
                 kw = job.gpus_per_stage * nst * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0
                 tot = tot + kw * memo[key] / 3600.0
@@ -248,7 +202,7 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
                 tot = tot + c.egress_usd
             cost[ci] = tot
             if relax and (mu > 0 or eps_mode):
-                cost[ci] = _cost_lower_envelope(inst, curves, job, c, lo, H, delta_s, tot, O)
+                cost[ci] = cost_lower_envelope(inst, curves, job, c, lo, H, delta_s, tot, O)
         varies = bool(np.any(np.ptp(cost, axis=1) > 0)) and (mu > 0 or eps_mode)
         if not varies:
             cost = cost[:, :1]
@@ -333,7 +287,7 @@ def warm_choice(prob: SlottedProblem, warm) -> dict[int, tuple[int | None, int]]
 def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions = SolveOptions(), mu: float = 0.0,
                    time_resolution_s: float | None = None, slot_s: float | None = None, warm_start=None, *,
                    cost_cap_usd: float | None = None, max_blocks: int | None = None, routes_k: int | None = None,
-                   horizon_s: float | None = None, fallback: bool = True) -> Schedule:
+                   horizon_s: float | None = None) -> Schedule:
     """Solve P2 exactly (models/schedule.md) and return the evaluator-priced Schedule.
 
     ``solver``: "cpsat" (time unit ``time_resolution_s``; default 1 s, or coarser when prices vary over time
@@ -343,11 +297,11 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     (minimize mean JCT subject to total cost <= cap).  ``warm_start``: a Schedule whose plans are used as hints.
     ``max_blocks``/``routes_k`` shrink the candidate set (result then "optimal over the candidate set");
     ``horizon_s`` caps start times (result then optimal within that horizon).  Without ``max_blocks`` and
-    ``routes_k`` the candidate set is chosen inside (``schedule_scale.choose_problem``: every placement, else the first step of
+    ``routes_k`` the candidate set is chosen inside (``choose_problem``: every placement, else the first step of
     ``candidates.LADDER`` whose model fits); the choice is in ``solver.extra["candidates_used"]``.  When no
-    step fits (or the caller's restriction does not), the result is the certified bracket of
-    ``schedule_bound.solve_bracket`` (lower bound + the best schedule found) unless ``fallback`` is False, then a
-    schedule with status "error" and ``extra["too_large"]``.
+    step fits (or the caller's restriction does not), the result has status "error", no job scheduled and
+    ``extra["too_large"]``: ``schedule_bound.solve_or_bracket`` (what ``bace-opt solve`` does) then gives the
+    certified bracket (lower bound + the best schedule found) instead.
 
     The status, bound and gap are those of the slotted model (starts on the grid from the first arrival, run
     times rounded up; over the candidate set used): ``extra["status_for_posed_problem"]`` says what the status
@@ -359,19 +313,10 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     if time_resolution_s is not None and slot_s is not None and time_resolution_s != slot_s:
         raise InputError(f"time_resolution_s={time_resolution_s} and slot_s={slot_s} disagree: give one time unit")
     delta = time_resolution_s if time_resolution_s is not None else slot_s
-    from .schedule_scale import choose_problem, too_large_schedule
     prob, steps = choose_problem(inst, solver, options, delta, mu, cost_cap_usd, max_blocks, routes_k, horizon_s)
     build0 = time.perf_counter() - wall0
     if prob is None:
-        sched = too_large_schedule(inst, solver, steps, build0, wall0)
-        if not fallback:
-            return sched
-        from .schedule_bound import solve_bracket
-        left = options
-        if options.time_limit_s is not None:
-            left = _replace(options, time_limit_s=max(options.time_limit_s - build0, 1.0))
-        return solve_bracket(inst, solver, left, mu, exact=sched, cost_cap_usd=cost_cap_usd, max_blocks=max_blocks,
-                             routes_k=routes_k, horizon_s=horizon_s)
+        return too_large_schedule(inst, solver, steps, build0, wall0)
     empty = [jd.name for jd in prob.jobs if not jd.cands]
     if empty:
         raw = RawResult("infeasible", None, message=_no_candidate_message(inst, prob, empty))
@@ -390,6 +335,68 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     return _to_schedule(inst, prob, solver, raw, build0, wall0)
 
 
+#: CP-SAT: the most candidates (all jobs, after D4) and start-dependent table entries a model may hold
+CPSAT_MAX_CANDIDATES = 2_000
+CPSAT_MAX_TABLE = 2_000_000
+
+
+def choose_problem(inst: Instance, solver: str, options: SolveOptions, delta: float | None, mu: float,
+                   cost_cap_usd: float | None, max_blocks: int | None, routes_k: int | None,
+                   horizon_s: float | None) -> tuple[SlottedProblem | None, list[dict[str, Any]]]:
+    """The slotted problem over the first candidate set of ``candidates.candidate_ladder`` whose model the back
+    end can hold (HiGHS: ``schedule_milp.size_error``; CP-SAT: ``CPSAT_MAX_CANDIDATES`` candidates and
+    ``CPSAT_MAX_TABLE`` table entries, when the candidates are chosen here), and every step tried (max_blocks, routes_k, candidates, why not).
+    None when no step fits."""
+    from .schedule_milp import size_error
+    steps: list[dict[str, Any]] = []
+    for mb, rk, cs, why in candidate_ladder(inst, max_blocks, routes_k):
+        step = {"max_blocks": mb, "routes_k": rk, "candidates": limits_label(mb, rk)}
+        steps.append(step)
+        if cs is None:
+            step["not_used"] = why
+            continue
+        if solver == "cpsat" and delta is None:
+            priced_time = (cost_cap_usd is not None or mu > 0) and series_end_s(inst) > 0
+            d = default_delta(inst, cs, True, 2000) if priced_time else 1.0
+        else:
+            d = delta
+        prob = build_problem(inst, d, mu, cost_cap_usd, default_units=200 if solver == "highs" else 2000, cands=cs,
+                             horizon_s=horizon_s)
+        step["candidates_kept"] = sum(len(jd.cands) for jd in prob.jobs)
+        if solver == "highs":
+            err = size_error(prob, options.backend_options)
+            why = err[0] if err else None
+        elif max_blocks is not None or routes_k is not None:
+            why = None             # the caller's own candidate set: CP-SAT builds it whatever its size
+        else:
+            table = sum(len(jd.cands) * (prob.H - jd.lo + 1) for jd in prob.jobs if jd.varies)
+            why = (f"CP-SAT model too large: {step['candidates_kept']:,} candidates (limit {CPSAT_MAX_CANDIDATES:,})"
+                   if step["candidates_kept"] > CPSAT_MAX_CANDIDATES else
+                   f"CP-SAT model too large: {table:,} start-cost table entries (limit {CPSAT_MAX_TABLE:,})"
+                   if table > CPSAT_MAX_TABLE else None)
+        if why is None:
+            step["used"] = True
+            return prob, steps
+        step["not_used"] = why
+    return None, steps
+
+
+def too_large_schedule(inst: Instance, solver: str, steps: list[dict[str, Any]], build0: float,
+                       wall0: float) -> Schedule:
+    """The exact P2's answer when no candidate set fits its model: no job scheduled, status "error", the steps
+    tried in ``extra["candidate_steps"]`` and ``extra["too_large"]``."""
+    last = next((s for s in reversed(steps) if not str(s.get("not_used", "")).startswith("the same")),
+                steps[-1] if steps else {})
+    msg = (f"exact P2 too large for {solver} with every candidate set tried ({len(steps)}, down to "
+           f"{last.get('candidates')}: {last.get('not_used')}; the steps in candidate_steps)")
+    sched = make_schedule(inst, [], METHOD[solver], solver=None, meta={"problem": "schedule"})
+    info = SolverInfo(name=solver, status="error", wall_s=time.perf_counter() - wall0, build_s=build0, message=msg,
+                      extra={"problem": "schedule", "too_large": True, "candidate_steps": steps,
+                             "status_for_posed_problem": "error: too large for the exact P2",
+                             "bound_is_for": None})
+    return sched.replace(solver=info)
+
+
 def _replace(o: SolveOptions, **kw) -> SolveOptions:
     from dataclasses import replace
     return replace(o, **kw)
@@ -406,35 +413,6 @@ def _no_candidate_message(inst, prob, names) -> str:
             parts.append(f"job {nm!r}: no placement fits ({job.stages} stages x {job.gpus_per_stage} GPUs; every "
                          f"multi-region placement needs a route whose links carry its no-stall demand b_j)")
     return "infeasible: " + "; ".join(parts)
-
-
-def _used_label(prob: SlottedProblem) -> str:
-    used = next((s for s in prob.stats.get("candidate_steps", []) if s.get("used")), None)
-    if used is not None:
-        return used["candidates"]
-    return "all placements" if prob.candset.complete else ", ".join(prob.candset.incomplete_reasons)
-
-
-def slotted_label(prob: SlottedProblem) -> str:
-    """What the slotted problem is, in words (the problem its status and bound are for)."""
-    scope = ("all no-stall placements" if prob.candset.complete else
-             "the restricted candidate set (" + _used_label(prob) + ")")
-    return (f"the slotted model (starts on a {prob.delta_s:g} s grid from the first arrival "
-            f"{prob.origin_s:g} s, resources held for run times rounded up to it) over {scope}"
-            + ("" if prob.horizon_proven else ", starts capped at horizon_s"))
-
-
-def posed_status(status: str, prob: SlottedProblem) -> str:
-    """The back end's status read for the continuous-time P2: a proven slotted optimum is "optimal for the
-    slotted model" (an upper bound of the continuous optimum, which a policy may beat by the rounding), and
-    "... over the restricted candidate set" when the candidates were limited; an infeasible restricted
-    problem is infeasible over its candidates only."""
-    restricted = not prob.candset.complete or not prob.horizon_proven
-    if status == "optimal":
-        return "optimal for the slotted model" + (" over the restricted candidate set" if restricted else "")
-    if status == "infeasible":
-        return "infeasible" + (" over the restricted candidate set" if restricted else "")
-    return status
 
 
 def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResult, build0: float,
@@ -459,7 +437,7 @@ def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResu
                              else "over the candidate set" + ("" if prob.horizon_proven else " within horizon_s")),
         "binding_resources": prob.stats["binding_resources"],
         "grid_origin_s": prob.origin_s,
-        "candidates_used": _used_label(prob),
+        "candidates_used": used_label(prob),
         "candidate_steps": prob.stats.get("candidate_steps", []),
         "model": slotted_label(prob),
         "status_for_posed_problem": posed_status(raw.status, prob),

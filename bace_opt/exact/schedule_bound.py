@@ -56,12 +56,13 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
     asked, at least 1e-9)."""
     wall0 = time.perf_counter()
     sched = exact if exact is not None else solve_schedule(inst, solver, split_budget(options, EXACT_SHARE), mu=mu,
-                                                           fallback=False, **kw)
+                                                           **kw)
     si = sched.solver
     cands = bracket_lower_bounds(inst, options, mu, wall0, kw.get("cost_cap_usd"))
     delta = si.extra.get("time_unit_s")
     slot: dict[str, Any] = {}
-    if delta is not None:                   # the exact model was built: its relaxation on the same grid
+    if delta is not None and not (exact is not None and si.objective is None):
+        # the exact model was built (and, when handed over, solved): its relaxation on the same grid
         used = next((s for s in si.extra.get("candidate_steps", []) if s.get("used")),
                     {"max_blocks": kw.get("max_blocks"), "routes_k": kw.get("routes_k")})
         cs = enumerate_candidates(inst, max_blocks=used["max_blocks"], routes_k=used["routes_k"])
@@ -115,6 +116,34 @@ def honest_bracket(si: SolverInfo, extra: dict[str, Any], rel_gap: float) -> Non
                                                            " (no certified lower bound)"))
     else:
         extra["status_for_posed_problem"] = si.status
+
+
+def needs_bracket(sched: Schedule) -> bool:
+    """True when the exact P2 gave no schedule: its model was too large for every candidate set tried, or it
+    found none within the time (status error or time_limit, no job started)."""
+    si = sched.solver
+    return si is not None and si.objective is None and si.status in ("error", "time_limit")
+
+
+def solve_or_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions = SolveOptions(), mu: float = 0.0,
+                     **kw) -> Schedule:
+    """``solve_schedule``, and when it gives no schedule (``needs_bracket``) the bracket of ``solve_bracket`` in
+    the time left (at least a tenth of the limit and 2 s, so a schedule comes back): never a schedule with no
+    job for a problem too large for the exact P2."""
+    wall0 = time.perf_counter()
+    sched = solve_schedule(inst, solver, options, mu=mu, **kw)
+    if not needs_bracket(sched):
+        return sched
+    return solve_bracket(inst, solver, time_left(options, wall0), mu, exact=sched,
+                         **{k: v for k, v in kw.items() if k != "warm_start"})
+
+
+def time_left(options: SolveOptions, wall0: float) -> SolveOptions:
+    """``options`` with what is left of the time limit since ``wall0`` (at least a tenth of it and 2 s)."""
+    if options.time_limit_s is None:
+        return options
+    left = options.time_limit_s - (time.perf_counter() - wall0)
+    return replace(options, time_limit_s=max(left, 0.1 * options.time_limit_s, 2.0))
 
 
 def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0: float,

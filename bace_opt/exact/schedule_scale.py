@@ -5,10 +5,6 @@ schedules' job orders (policies' runs) and simple orders.
 ``best_list_schedule`` is what ``gaps.report.p2_figures``, ``schedule_bound.solve_bracket`` (and
 ``benchmarks.bench_schedule --brackets``) use for the upper end of a bracket; the lower end is
 ``schedule_lower.recipe_lower_bound`` (mean JCT) and ``schedule_relax.job_modes``' cost lower bound (cost).
-
-``choose_problem`` picks, for ``schedule.solve_schedule``, the largest candidate set (``candidates.LADDER``) whose
-exact model the back end can hold; ``too_large_schedule`` is the exact P2's answer when none fits (then
-``solve_schedule`` returns ``schedule_bound.solve_bracket``'s bracket instead).
 """
 from __future__ import annotations
 
@@ -16,13 +12,9 @@ import math
 import time
 from typing import Any, Sequence
 
-from ..evaluate import make_schedule
 from ..instance import Instance
-from ..schedule import Schedule, SolverInfo
-from ..solvers.base import SolveOptions
-from .candidates import candidate_ladder, enumerate_candidates, limits_label
-from .schedule import METHOD, build_problem, default_delta, series_end_s
-from .schedule_data import SlottedProblem
+from ..schedule import Schedule
+from .candidates import enumerate_candidates
 from .schedule_list import ListScheduler, improve
 from .schedule_search import pooled_search
 
@@ -76,63 +68,3 @@ def best_list_schedule(inst: Instance, budget_s: float, warm: Sequence[Schedule]
     sched = ls.schedule_of(sol) if math.isfinite(v) else None
     return {"schedule": sched, "value": v, "evaluations": evals, "wall_s": time.perf_counter() - t0,
             "candidates": f"<= {MAX_BLOCKS} regions per job, {ROUTES_K} route per hop", **info}
-
-
-#: CP-SAT: the most candidates (all jobs, after D4) and start-dependent table entries a model may hold
-CPSAT_MAX_CANDIDATES = 5_000
-CPSAT_MAX_TABLE = 2_000_000
-
-
-def choose_problem(inst: Instance, solver: str, options: SolveOptions, delta: float | None, mu: float,
-                   cost_cap_usd: float | None, max_blocks: int | None, routes_k: int | None,
-                   horizon_s: float | None) -> tuple[SlottedProblem | None, list[dict[str, Any]]]:
-    """The slotted problem over the first candidate set of ``candidates.candidate_ladder`` whose model the back
-    end can hold (HiGHS: ``schedule_milp.size_error``; CP-SAT: ``CPSAT_MAX_CANDIDATES`` candidates and
-    ``CPSAT_MAX_TABLE`` table entries), and every step tried (max_blocks, routes_k, candidates, why not).
-    None when no step fits."""
-    from .schedule_milp import size_error
-    steps: list[dict[str, Any]] = []
-    for mb, rk, cs, why in candidate_ladder(inst, max_blocks, routes_k):
-        step = {"max_blocks": mb, "routes_k": rk, "candidates": limits_label(mb, rk)}
-        steps.append(step)
-        if cs is None:
-            step["not_used"] = why
-            continue
-        if solver == "cpsat" and delta is None:
-            priced_time = (cost_cap_usd is not None or mu > 0) and series_end_s(inst) > 0
-            d = default_delta(inst, cs, True, 2000) if priced_time else 1.0
-        else:
-            d = delta
-        prob = build_problem(inst, d, mu, cost_cap_usd, default_units=200 if solver == "highs" else 2000, cands=cs,
-                             horizon_s=horizon_s)
-        step["candidates_kept"] = sum(len(jd.cands) for jd in prob.jobs)
-        if solver == "highs":
-            err = size_error(prob, options.backend_options)
-            why = err[0] if err else None
-        else:
-            table = sum(len(jd.cands) * (prob.H - jd.lo + 1) for jd in prob.jobs if jd.varies)
-            why = (f"CP-SAT model too large: {step['candidates_kept']:,} candidates (limit {CPSAT_MAX_CANDIDATES:,})"
-                   if step["candidates_kept"] > CPSAT_MAX_CANDIDATES else
-                   f"CP-SAT model too large: {table:,} start-cost table entries (limit {CPSAT_MAX_TABLE:,})"
-                   if table > CPSAT_MAX_TABLE else None)
-        if why is None:
-            step["used"] = True
-            return prob, steps
-        step["not_used"] = why
-    return None, steps
-
-
-def too_large_schedule(inst: Instance, solver: str, steps: list[dict[str, Any]], build0: float,
-                       wall0: float) -> Schedule:
-    """The exact P2's answer when no candidate set fits its model: no job scheduled, status "error", the steps
-    tried in ``extra["candidate_steps"]`` and ``extra["too_large"]``."""
-    last = next((s for s in reversed(steps) if not str(s.get("not_used", "")).startswith("the same")),
-                steps[-1] if steps else {})
-    msg = (f"exact P2 too large for {solver} with every candidate set tried ({len(steps)}, down to "
-           f"{last.get('candidates')}: {last.get('not_used')}; the steps in candidate_steps)")
-    sched = make_schedule(inst, [], METHOD[solver], solver=None, meta={"problem": "schedule"})
-    info = SolverInfo(name=solver, status="error", wall_s=time.perf_counter() - wall0, build_s=build0, message=msg,
-                      extra={"problem": "schedule", "too_large": True, "candidate_steps": steps,
-                             "status_for_posed_problem": "error: too large for the exact P2",
-                             "bound_is_for": None})
-    return sched.replace(solver=info)
