@@ -80,8 +80,8 @@ def _floor_units(x: float, delta: float) -> int:
     return int(k)
 
 
-#: the older name (tests import it)
-_integral_vec = integral_vec
+#: the older names (tests use them)
+_integral_vec, _cost_lower_envelope = integral_vec, cost_lower_envelope
 
 
 def series_end_s(inst: Instance) -> float:
