@@ -347,7 +347,7 @@ def choose_problem(inst: Instance, solver: str, options: SolveOptions, delta: fl
     end can hold (HiGHS: ``schedule_milp.size_error``; CP-SAT: ``CPSAT_MAX_CANDIDATES`` candidates and
     ``CPSAT_MAX_TABLE`` table entries, when the candidates are chosen here), and every step tried (max_blocks, routes_k, candidates, why not).
     None when no step fits."""
-    from .schedule_milp import size_error
+    from .schedule_milp import MAX_COLUMNS, size_error
     steps: list[dict[str, Any]] = []
     for mb, rk, cs, why in candidate_ladder(inst, max_blocks, routes_k):
         step = {"max_blocks": mb, "routes_k": rk, "candidates": limits_label(mb, rk)}
@@ -355,11 +355,19 @@ def choose_problem(inst: Instance, solver: str, options: SolveOptions, delta: fl
         if cs is None:
             step["not_used"] = why
             continue
+        priced_time = (cost_cap_usd is not None or mu > 0) and series_end_s(inst) > 0
         if solver == "cpsat" and delta is None:
-            priced_time = (cost_cap_usd is not None or mu > 0) and series_end_s(inst) > 0
             d = default_delta(inst, cs, True, 2000) if priced_time else 1.0
         else:
             d = delta
+        if max_blocks is None and routes_k is None:     # chosen here: do not build what cannot be held
+            cells = table_cells(inst, cs, d if d is not None else default_delta(inst, cs, priced_time, 200),
+                                priced_time)
+            cap = (MAX_CELLS if solver == "cpsat" else
+                   HIGHS_CELLS_FACTOR * int(dict(options.backend_options).get("max_columns", MAX_COLUMNS)))
+            if cells > cap:
+                step["not_used"] = f"{cells:,} (candidate, start) pairs before D4 > {cap:,}: not built"
+                continue
         prob = build_problem(inst, d, mu, cost_cap_usd, default_units=200 if solver == "highs" else 2000, cands=cs,
                              horizon_s=horizon_s)
         step["candidates_kept"] = sum(len(jd.cands) for jd in prob.jobs)
@@ -379,6 +387,24 @@ def choose_problem(inst: Instance, solver: str, options: SolveOptions, delta: fl
             return prob, steps
         step["not_used"] = why
     return None, steps
+
+
+#: the most (candidate, start) pairs the ladder builds a problem for: CP-SAT (the start tables are that large
+#: while they are built), and HiGHS as a multiple of its column limit (D4 seldom removes more)
+MAX_CELLS = 10_000_000
+HIGHS_CELLS_FACTOR = 10
+
+
+def table_cells(inst: Instance, cs: CandidateSet, delta: float, priced_time: bool) -> int:
+    """(candidate, start index) pairs of the slotted problem over ``cs`` on unit ``delta`` before D4 (its start
+    tables while they are built): sum_j |C_j| (H - lo_j + 1), with H of P2.6."""
+    O = grid_origin(inst)
+    t0 = max(j.arrival_s for j in inst.jobs)
+    if priced_time:
+        t0 = max(t0, series_end_s(inst))
+    H = math.ceil((t0 - O) / delta) + sum(max((math.ceil(c.run_s / delta) for c in cs.by_job[j.name]), default=0)
+                                          for j in inst.jobs)
+    return sum(len(cs.by_job[j.name]) * max(H - math.ceil((j.arrival_s - O) / delta) + 1, 0) for j in inst.jobs)
 
 
 def too_large_schedule(inst: Instance, solver: str, steps: list[dict[str, Any]], build0: float,
