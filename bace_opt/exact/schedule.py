@@ -104,7 +104,8 @@ def default_delta(inst: Instance, cs: CandidateSet, time_dependent: bool, target
     t0 = max(j.arrival_s for j in inst.jobs)
     if time_dependent:
         t0 = max(t0, series_end_s(inst))
-    span = (t0 - grid_origin(inst)) + sum(max(c.run_s for c in cs.by_job[j.name]) for j in inst.jobs if cs.by_job[j.name])
+    span = (t0 - grid_origin(inst)) + sum(max(c.run_s for c in cs.by_job[j.name]) for j in inst.jobs
+                                          if cs.by_job[j.name])
     for d in _NICE_S:
         if span / d <= target:
             return float(d)
@@ -344,9 +345,10 @@ def choose_problem(inst: Instance, solver: str, options: SolveOptions, delta: fl
                    cost_cap_usd: float | None, max_blocks: int | None, routes_k: int | None,
                    horizon_s: float | None) -> tuple[SlottedProblem | None, list[dict[str, Any]]]:
     """The slotted problem over the first candidate set of ``candidates.candidate_ladder`` whose model the back
-    end can hold (HiGHS: ``schedule_milp.size_error``; CP-SAT: ``CPSAT_MAX_CANDIDATES`` candidates and
-    ``CPSAT_MAX_TABLE`` table entries, when the candidates are chosen here), and every step tried (max_blocks, routes_k, candidates, why not).
-    None when no step fits."""
+    end can hold (HiGHS: ``schedule_milp.size_error``; CP-SAT, when the candidates are chosen here:
+    ``CPSAT_MAX_CANDIDATES`` candidates and ``CPSAT_MAX_TABLE`` table entries; a chosen set whose start tables
+    would exceed ``table_cells`` limits is not built), and every step tried (max_blocks, routes_k, candidates,
+    why not).  None when no step fits."""
     from .schedule_milp import MAX_COLUMNS, size_error
     steps: list[dict[str, Any]] = []
     for mb, rk, cs, why in candidate_ladder(inst, max_blocks, routes_k):
@@ -476,8 +478,9 @@ def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResu
         extra["cost_cap_usd"] = prob.cost_cap_usd
     extra.update(raw.extra)
     sched = make_schedule(inst, plans, METHOD[solver], solver=None,
-                          meta={"problem": "schedule", "mu_s_per_usd": prob.mu, "candidates_used": extra["candidates_used"],
-                                "model": extra["model"], "status_for_posed_problem": extra["status_for_posed_problem"]})
+                          meta={"problem": "schedule", "mu_s_per_usd": prob.mu,
+                                "candidates_used": extra["candidates_used"], "model": extra["model"],
+                                "status_for_posed_problem": extra["status_for_posed_problem"]})
     status = raw.status
     if raw.choice is not None:
         m = sched.metrics

@@ -95,8 +95,8 @@ class RawResult:
 
 def cost_lower_envelope(inst: Instance, curves, job, cand, lo: int, H: int, delta_s: float,
                          at_grid: np.ndarray, origin_s: float = 0.0) -> np.ndarray:
-    """min of cost(s) over s in (O + Delta (t-1), O + Delta t] for t = lo..H (P2.23; O = ``origin_s``).  cost(s) = sum over blocks of
-    kW x integral of the price over [s, s + R] (+ egress) is piecewise linear in s with breakpoints where s or
+    """min of cost(s) over s in (O + Delta (t-1), O + Delta t] for t = lo..H (P2.23; O = ``origin_s``).
+    cost(s) = sum over blocks of kW x integral of the price over [s, s + R] (+ egress) is piecewise linear in s with breakpoints where s or
     s + R crosses a price step, so its minimum over an interval is at an end or at such a breakpoint."""
     R = cand.run_s
     O = origin_s
