@@ -162,7 +162,7 @@ def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0
     left = remaining(options, wall0, EXACT_SHARE + (AREA_SHARE / 2 if joint else AREA_SHARE)).time_limit_s
     best = best_run(recipe_lower_bound(inst, SEARCH_DEFAULT_S if left is None else left, options.threads,
                                        options.seed))
-    out = []
+    out = [shortest_runs_bound(inst, mu)]
     if best.get("lower_bound_jct_s") is not None:
         lb = best["lower_bound_jct_s"] + mu * best["lower_bound_cost_usd"]
         out.append(dict(best, lower_bound=lb, lower_bound_certified=True, kind="area",
@@ -176,6 +176,22 @@ def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0
         if pool.get("lower_bound") is not None:
             out.append(dict(pool, lower_bound_certified=True, lower_bound_kind="pool relaxation (P2.29)", kind="pool"))
     return out
+
+
+def shortest_runs_bound(inst: Instance, mu: float) -> dict[str, Any]:
+    """The bound that needs no solve: every job's JCT is at least its shortest run time over its modes (P2.24,
+    ``schedule_relax.job_modes``; stall or not), and it costs at least its cheapest-rate cost.  Certified, weak:
+    the bracket's floor when the relaxations find nothing in the time."""
+    from .schedule_relax import job_modes
+    jct, cost = 0.0, 0.0
+    for job in inst.jobs:
+        modes, c = job_modes(inst, job)
+        jct += min((md[-1] for md in modes), default=float("inf"))
+        cost += c
+    lb = jct / len(inst.jobs) + (mu * cost if mu else 0.0)
+    return {"lower_bound": lb, "lower_bound_certified": True, "kind": "runs", "lower_bound_status": "closed form",
+            "lower_bound_kind": "shortest run times (P2.24: every JCT >= the job's shortest run)"
+                                + (" + mu x the cheapest-rate cost" if mu else "")}
 
 
 def area_bounds(inst: Instance, solve_fn, kind: str, label: str, options: SolveOptions, mu: float, wall0: float,
