@@ -72,6 +72,8 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
         slot["lower_bound_kind"] = "slotted relaxation (P2.20-P2.23)"
         cands.append(slot)
     cert = [c for c in cands if c.get("lower_bound_certified") and c.get("lower_bound") is not None]
+    if not cert:                 # the relaxations found nothing in the time: the closed-form floor
+        cert = [shortest_runs_bound(inst, mu)]
     best = max(cert, key=lambda c: c["lower_bound"]) if cert else (slot or {"lower_bound": None})
     if cert and slot and not slot.get("lower_bound_certified"):
         best = dict(best, lower_bound_note=slot.get("lower_bound_note"))
@@ -162,7 +164,7 @@ def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0
     left = remaining(options, wall0, EXACT_SHARE + (AREA_SHARE / 2 if joint else AREA_SHARE)).time_limit_s
     best = best_run(recipe_lower_bound(inst, SEARCH_DEFAULT_S if left is None else left, options.threads,
                                        options.seed))
-    out = [shortest_runs_bound(inst, mu)]
+    out = []
     if best.get("lower_bound_jct_s") is not None:
         lb = best["lower_bound_jct_s"] + mu * best["lower_bound_cost_usd"]
         out.append(dict(best, lower_bound=lb, lower_bound_certified=True, kind="area",
@@ -181,7 +183,7 @@ def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0
 def shortest_runs_bound(inst: Instance, mu: float) -> dict[str, Any]:
     """The bound that needs no solve: every job's JCT is at least its shortest run time over its modes (P2.24,
     ``schedule_relax.job_modes``; stall or not), and it costs at least its cheapest-rate cost.  Certified, weak:
-    the bracket's floor when the relaxations find nothing in the time."""
+    the bracket's lower bound when no relaxation proves one in the time."""
     from .schedule_relax import job_modes
     jct, cost = 0.0, 0.0
     for job in inst.jobs:
