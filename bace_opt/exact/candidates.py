@@ -313,7 +313,8 @@ def limits_label(max_blocks: int | None, routes_k: int | None) -> str:
     """The candidate restriction in words ("all placements" when there is none)."""
     if max_blocks is None and routes_k is None:
         return "all placements"
-    return ", ".join(p for p in ((f"<= {max_blocks} regions per job" if max_blocks is not None else ""),
+    return ", ".join(p for p in ((f"<= {max_blocks} region{'s' if max_blocks != 1 else ''} per job" if max_blocks is not None
+                                  else ""),
                                  (f"{routes_k} route{'s' if routes_k != 1 else ''} per hop"
                                   if routes_k is not None else "")) if p)
 
