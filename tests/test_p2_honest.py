@@ -66,7 +66,7 @@ def test_late_arrivals_and_hourly_prices_no_policy_beats_a_bound_or_an_optimal(t
     inst = late(first_jobs(bo.load_instance(HOURLY), n))
     plain, sched = solve_json(tmp_path, inst, "--time-limit", 20, capsys=capsys)
     # the grid starts at the first arrival: the schedule is as good as the policies', not a day late
-    assert plain["model"].startswith("the slotted model") and "first arrival 1e+09 s" in plain["model"]
+    assert plain["model"].startswith("the slotted model") and "grid from 1e+09 s" in plain["model"]
     assert plain["status"] in ("optimal for the slotted model", "feasible")
     assert plain["bound"] is None and plain["slotted_bound"] is not None      # not called a bound
     assert plain["candidates_used"] == "all placements" and sched.meta["candidates_used"] == "all placements"

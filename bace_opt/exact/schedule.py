@@ -92,10 +92,16 @@ def series_end_s(inst: Instance) -> float:
 
 
 def grid_origin(inst: Instance) -> float:
-    """The origin O of the time grid: the first arrival (start index t is the time O + Delta t).  Relative to the
-    arrivals, so jobs that arrive at 1e9 s get the same grid as jobs arriving at 0 (issue 38: an absolute grid of
-    86 400 s made every job wait most of a day)."""
+    """The first arrival: the grid starts at the last grid point k0 Delta <= it (``origin_units``), so start index
+    t is the time Delta (k0 + t), and the default unit and the horizon are counted from it (issue 38: counted
+    from 0, jobs that arrive at 1e9 s got an 86 400 s unit and waited most of a day).  The grid points are the
+    multiples of Delta as before: with the same unit, the problem is the same."""
     return min((j.arrival_s for j in inst.jobs), default=0.0)
+
+
+def origin_units(inst: Instance, delta_s: float) -> int:
+    """k0 = floor(first arrival / Delta): the grid's origin in units (O = Delta k0)."""
+    return _floor_units(grid_origin(inst), delta_s)
 
 
 def default_delta(inst: Instance, cs: CandidateSet, time_dependent: bool, target: int) -> float:
@@ -154,18 +160,18 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
     t0 = max(j.arrival_s for j in inst.jobs)
     if priced_time:
         t0 = max(t0, series_end_s(inst))
-    O = grid_origin(inst)
+    k0 = origin_units(inst, delta_s)
     dmax = []
     for job in inst.jobs:
         cl = cs.by_job[job.name]
         dmax.append(max((_ceil_units(c.run_s, delta_s) for c in cl), default=0))
-    H = _ceil_units(t0 - O, delta_s) + sum(dmax)
+    H = _ceil_units(t0, delta_s) - k0 + sum(dmax)
     if H > MAX_UNITS:   # harden, issue 10: a tiny time unit or a huge horizon would allocate without end
         raise InputError(f"time unit {delta_s:g} s gives a horizon of {H} units (at most {MAX_UNITS}); use a "
                          f"larger time unit (--time-unit)")
     horizon_proven = True
     if horizon_s is not None:
-        Hc = int(math.floor((horizon_s - O) / delta_s))
+        Hc = int(math.floor(horizon_s / delta_s)) - k0
         if Hc < H:
             H, horizon_proven = Hc, False
 
@@ -173,15 +179,13 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
     jobs: list[JobData] = []
     for ji, job in enumerate(inst.jobs):
         cl = cs.by_job[job.name]
-        lo = _ceil_units(job.arrival_s - O, delta_s)
-        while O + delta_s * lo < job.arrival_s:       # rounding of O + Delta t in floating point
-            lo += 1
+        lo = _ceil_units(job.arrival_s, delta_s) - k0
         T = max(H - lo + 1, 0)
         if not cl or T == 0:
             jobs.append(JobData(ji, job.name, job.arrival_s, lo, [], np.zeros(0, int), np.zeros(0),
                                 np.zeros((0, 1)), np.zeros((0, 1)), False))
             continue
-        starts = O + delta_s * np.arange(lo, H + 1, dtype=float)
+        starts = delta_s * np.arange(lo + k0, H + k0 + 1, dtype=float)
         run = np.array([c.run_s for c in cl])
         if relax:
             d = np.array([max(_floor_units(r, delta_s) - 1, 0) for r in run], dtype=np.int64)
@@ -203,7 +207,7 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
                 tot = tot + c.egress_usd
             cost[ci] = tot
             if relax and (mu > 0 or eps_mode):
-                cost[ci] = cost_lower_envelope(inst, curves, job, c, lo, H, delta_s, tot, O)
+                cost[ci] = cost_lower_envelope(inst, curves, job, c, lo + k0, H + k0, delta_s, tot)
         varies = bool(np.any(np.ptp(cost, axis=1) > 0)) and (mu > 0 or eps_mode)
         if not varies:
             cost = cost[:, :1]
@@ -231,9 +235,10 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
         sig.setdefault(k, []).append(jd.index)
     symmetric = [(g[i], g[i + 1]) for g in sig.values() for i in range(len(g) - 1)]
 
+    O = delta_s * k0
     offset = -math.fsum(j.arrival_s - O for j in inst.jobs) / n - (float(delta_s) if relax else 0.0)
     prob = SlottedProblem(inst, float(delta_s), float(mu), cost_cap_usd, jobs, H, horizon_proven, resources,
-                          offset, symmetric, cs, origin_s=float(O))
+                          offset, symmetric, cs, origin_units=k0)
     prob.stats = {"relaxed": relax, "candidates_enumerated": dict(cs.enumerated), "candidates_after_D3": before,
                   "candidates_per_job": {jd.name: len(jd.cands) for jd in jobs},
                   "binding_resources": [r.name for r in resources], "build_problem_s": time.perf_counter() - t_build}
@@ -276,7 +281,7 @@ def warm_choice(prob: SlottedProblem, warm) -> dict[int, tuple[int | None, int]]
         p = by.get(jd.name)
         if p is None or p.status != "done" or p.start_s is None or not jd.cands:
             continue
-        t = min(max(_ceil_units(p.start_s - prob.origin_s, prob.delta_s), jd.lo), prob.H)
+        t = min(max(_ceil_units(p.start_s, prob.delta_s) - prob.origin_units, jd.lo), prob.H)
         k = plan_key(prob.inst, p)
         ci = next((i for i, c in enumerate(jd.cands) if c.key() == k), None)
         out[jd.index] = (ci, t)
@@ -400,7 +405,7 @@ HIGHS_CELLS_FACTOR = 10
 def table_cells(inst: Instance, cs: CandidateSet, delta: float, priced_time: bool) -> int:
     """(candidate, start index) pairs of the slotted problem over ``cs`` on unit ``delta`` before D4 (its start
     tables while they are built): sum_j |C_j| (H - lo_j + 1), with H of P2.6."""
-    O = grid_origin(inst)
+    O = delta * origin_units(inst, delta)
     t0 = max(j.arrival_s for j in inst.jobs)
     if priced_time:
         t0 = max(t0, series_end_s(inst))

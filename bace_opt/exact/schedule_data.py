@@ -20,7 +20,7 @@ from .candidates import Candidate, CandidateSet
 @dataclass
 class JobData:
     """One job of the discretized problem.  Start index t runs over lo..H (column t - lo of the arrays); it starts
-    at O + Delta t (``SlottedProblem.start_of``)."""
+    at Delta (k0 + t) (``SlottedProblem.start_of``)."""
     index: int
     name: str
     arrival_s: float
@@ -52,15 +52,20 @@ class SlottedProblem:
     H: int                                 # last start index any job may take
     horizon_proven: bool
     resources: list[Resource]
-    offset: float                          # - sum_j (a_j - O) / n (relax: - Delta)
+    offset: float                          # - sum_j (a_j - O) / n, O = Delta k0 (relax: - Delta)
     symmetric: list[tuple[int, int]]       # (a, b): identical jobs, t_a <= t_b is valid
     candset: CandidateSet
     stats: dict[str, Any] = field(default_factory=dict)
-    origin_s: float = 0.0                  # the grid's origin O (the first arrival): start index t is O + Delta t
+    origin_units: int = 0                  # k0: start index t is the time Delta (k0 + t) (schedule.grid_origin)
+
+    @property
+    def origin_s(self) -> float:
+        """The grid's origin O = Delta k0 (the last grid point at or before the first arrival)."""
+        return self.delta_s * self.origin_units
 
     def start_of(self, t: int) -> float:
-        """Start time (s) of start index t: O + Delta t (exactly Delta t when O = 0)."""
-        return self.origin_s + self.delta_s * t if self.origin_s else self.delta_s * t
+        """Start time (s) of start index t: Delta (k0 + t), the same float as before the origin moved."""
+        return self.delta_s * (self.origin_units + t)
 
     @property
     def n(self) -> int:
@@ -94,13 +99,12 @@ class RawResult:
 
 
 def cost_lower_envelope(inst: Instance, curves, job, cand, lo: int, H: int, delta_s: float,
-                         at_grid: np.ndarray, origin_s: float = 0.0) -> np.ndarray:
-    """min of cost(s) over s in (O + Delta (t-1), O + Delta t] for t = lo..H (P2.23; O = ``origin_s``).
-    cost(s) = sum over blocks of kW x integral of the price over [s, s + R] (+ egress) is piecewise linear in s with breakpoints where s or
-    s + R crosses a price step, so its minimum over an interval is at an end or at such a breakpoint."""
+                         at_grid: np.ndarray) -> np.ndarray:
+    """min of cost(s) over s in (Delta (t-1), Delta t] for t = lo..H (P2.23; absolute indices).  cost(s) =
+    sum over blocks of kW x integral of the price over [s, s + R] (+ egress) is piecewise linear in s with
+    breakpoints where s or s + R crosses a price step, so its minimum over an interval is at an end or at such a breakpoint."""
     R = cand.run_s
-    O = origin_s
-    pts = [O + delta_s * np.arange(lo - 1, H + 1, dtype=float)]
+    pts = [delta_s * np.arange(lo - 1, H + 1, dtype=float)]
     for r, _ in cand.blocks:
         cv = curves[r]
         if cv.values is None:
@@ -108,7 +112,7 @@ def cost_lower_envelope(inst: Instance, curves, job, cand, lo: int, H: int, delt
         b = cv.start + cv.step * np.arange(len(cv.values) + 1, dtype=float)
         pts += [b, b - R]
     s = np.unique(np.concatenate(pts))
-    s = s[(s > O + delta_s * (lo - 1)) & (s <= O + delta_s * H)]
+    s = s[(s > delta_s * (lo - 1)) & (s <= delta_s * H)]
 
     def cost_at(x):
         tot = np.zeros(len(x))
@@ -119,10 +123,10 @@ def cost_lower_envelope(inst: Instance, curves, job, cand, lo: int, H: int, delt
         if inst.objective.egress:
             tot = tot + cand.egress_usd
         return tot
-    left = cost_at(O + delta_s * np.arange(lo - 1, H, dtype=float))      # the open left end, by continuity
+    left = cost_at(delta_s * np.arange(lo - 1, H, dtype=float))      # the open left end, by continuity
     out = np.minimum(at_grid, left)
     if len(s):
-        t = np.ceil((s - O) / delta_s - 1e-12).astype(int)
+        t = np.ceil(s / delta_s - 1e-12).astype(int)
         t = np.clip(t, lo, H)
         np.minimum.at(out, t - lo, cost_at(s))
     return out
@@ -156,8 +160,8 @@ def slotted_label(prob: SlottedProblem) -> str:
     """What the slotted problem is, in words (the problem its status and bound are for)."""
     scope = ("all no-stall placements" if prob.candset.complete else
              "the restricted candidate set (" + used_label(prob) + ")")
-    return (f"the slotted model (starts on a {prob.delta_s:g} s grid from the first arrival "
-            f"{prob.origin_s:g} s, resources held for run times rounded up to it) over {scope}"
+    return (f"the slotted model (starts on a {prob.delta_s:g} s grid from {prob.origin_s:g} s, the grid point at "
+            f"or before the first arrival; resources held for run times rounded up to it) over {scope}"
             + ("" if prob.horizon_proven else ", starts capped at horizon_s"))
 
 
