@@ -22,3 +22,17 @@ def test_p2_options_refused_for_placement(cli, tmp_path):
     r = cli("solve", "instances/tiny-2r-2j.json", "--max-blocks", "2", "-o", tmp_path / "x.json")
     assert r.returncode == 2 and "--max-blocks applies to --problem schedule only" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_p2_text_says_what_its_status_and_bound_are_for(cli, tmp_path):
+    out = tmp_path / "p2.json"
+    r = cli("solve", "instances/tiny-2r-2j.json", "--problem", "schedule", "--time-limit", "30", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "status: optimal for the slotted model" in r.stdout
+    assert "bound: - (no lower bound of the continuous-time problem computed" in r.stdout
+    assert "slotted model: bound" in r.stdout and "candidates: all placements" in r.stdout
+    r = cli("solve", "instances/tiny-2r-2j.json", "--problem", "schedule", "--time-limit", "30", "--bracket", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "the bound is for the continuous-time P2" in r.stdout and "bracket: lower" in r.stdout
+    meta = json.loads(out.read_text())["meta"]
+    assert meta["candidates_used"] == "all placements" and meta["lower_bound"] is not None

@@ -367,10 +367,20 @@ def test_candidate_limits_are_labelled():
     assert one.solver.status == "infeasible" and "'b'" in one.solver.message
 
 
-def test_oversized_milp_ends_in_a_clear_error_status():
+def test_oversized_milp_ends_in_a_clear_error_status_or_the_bracket():
+    from bace_opt.exact.schedule_bound import solve_or_bracket
     inst = three_region_instance()
-    sched = solve_schedule(inst, "highs", SolveOptions(time_limit_s=10, backend_options={"max_nonzeros": 100}),
-                           slot_s=10)
-    assert sched.solver.status == "error"
+    opts = SolveOptions(time_limit_s=10, threads=1, backend_options={"max_nonzeros": 100})
+    sched = solve_schedule(inst, "highs", opts, slot_s=10)
+    assert sched.solver.status == "error" and sched.solver.extra["too_large"]
     assert "too large" in sched.solver.message and "slot_s" in sched.solver.message
     assert all(e.status == "unscheduled" for e in sched.jobs)
+    # every candidate set was tried, most complete first; none fits 100 nonzeros
+    steps = sched.solver.extra["candidate_steps"]
+    assert steps[0]["candidates"] == "all placements" and not any(s.get("used") for s in steps)
+    # solve_or_bracket (bace-opt solve): a problem too large for the exact P2 gives the bracket, every job done
+    br = solve_or_bracket(inst, "highs", opts, slot_s=10)
+    assert all(e.status == "done" for e in br.jobs) and bo.evaluate(inst, br).feasible
+    x = br.solver.extra
+    assert br.solver.name == "list-schedule" and x["lower_bound_certified"] and x["exact_too_large"]
+    assert br.solver.bound == x["lower_bound"] <= x["upper_bound"] and "continuous-time P2" in x["bound_is_for"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 from ..errors import InputError
 from ..files import check_output
@@ -23,7 +24,9 @@ def add_parser(sub):
                        description="Solve the placement problem P1 (which waiting jobs start at t0, where, over "
                                    "which routes; lexicographic: jobs started, cost, run time) or the offline "
                                    "schedule P2 exactly, print a summary (status, objective, bound, gap, times, "
-                                   "jobs started) and write the Schedule JSON. See models/placement.md.")
+                                   "jobs started) and write the Schedule JSON. P2's status, bound and gap are for "
+                                   "the continuous-time problem: a slotted optimum says so, and its own bound "
+                                   "is printed apart. See models/placement.md and models/schedule.md.")
     p.add_argument("instance", help="instance JSON file")
     p.add_argument("--problem", choices=("placement", "schedule"), default="placement")
     p.add_argument("--solver", choices=SOLVERS, default="highs",
@@ -45,12 +48,16 @@ def add_parser(sub):
                    help="P2: time unit in s (CP-SAT's resolution, the MILP's slot length; default: chosen from "
                         "the horizon, see models/schedule.md)")
     p.add_argument("--max-blocks", type=int_arg, default=None, metavar="K",
-                   help="P2: at most K blocks per placement (the optimum is then over that candidate set)")
+                   help="P2: at most K blocks per placement (the optimum is then over that candidate set; default: "
+                        "chosen inside, every placement when the exact model can hold them, else fewer regions "
+                        "and routes; the choice is printed)")
     p.add_argument("--routes-k", type=int_arg, default=None, metavar="K",
-                   help="P2: at most K routes per hop (the optimum is then over that candidate set)")
+                   help="P2: at most K routes per hop (the optimum is then over that candidate set; default: chosen "
+                        "inside with --max-blocks)")
     p.add_argument("--bracket", action="store_true",
-                   help="P2: also prove a lower bound valid in continuous time (half of the time limit) and print "
-                        "the bracket [lower, upper] (models/schedule.md section 8)")
+                   help="P2: also prove a lower bound valid in continuous time and print the bracket [lower, "
+                        "upper] (models/schedule.md section 8); a problem too large for the exact P2 gets the "
+                        "bracket without it")
     p.add_argument("--log", action="store_true", help="show the solver's log (as -vv does)")
     p.add_argument("--json", action="store_true", help="print one JSON object (status, objective with its unit, "
                                                        "bound, gap, levels, times, metrics) instead of the summary")
@@ -98,8 +105,17 @@ def run(args) -> int:
     # -vv: HiGHS's log already reaches the logger through pyomo (at INFO); the other back ends write theirs to
     # stdout when asked, which --json keeps clean of
     log_output = bool(args.log or (getattr(args, "verbosity", 0) >= 2 and args.solver != "highs" and not args.json))
+    t0 = time.perf_counter()
     sched = solve(inst, problem=args.problem, solver=args.solver, time_limit=args.time_limit, mu=args.mu,
                   gap=args.gap, threads=args.threads, log_output=log_output, warm_start=warm, **kw)
+    if args.problem == "schedule" and not args.bracket:
+        from ..exact.schedule_bound import needs_bracket
+        if needs_bracket(sched):     # too large for the exact P2, or no schedule in the time: the bracket
+            log.info("exact P2: %s; computing the bracket", sched.solver.message or sched.solver.status)
+            left = max(args.time_limit - (time.perf_counter() - t0), 0.1 * args.time_limit, 2.0)
+            kw.pop("warm_start", None)
+            sched = solve(inst, problem="schedule", solver=args.solver, time_limit=left, mu=args.mu, gap=args.gap,
+                          threads=args.threads, log_output=log_output, bracket=True, exact=sched, **kw)
     sched.save(args.output)
     log.info("wrote %s", args.output)
     s = sched.solver
@@ -146,7 +162,9 @@ def summary(args, sched, inst) -> dict:
         d["levels_proved_by"] = {str(k): v for k, v in (x.get("levels_proved_by") or {}).items()}
     if "bracket_gap" in x:
         d["bracket"] = {k: x.get(k) for k in ("lower_bound", "lower_bound_kind", "lower_bound_certified",
-                                              "upper_bound", "bracket_gap")}
+                                              "upper_bound", "bracket_gap", "bound_is_for")}
+    if args.problem == "schedule" and s is not None:
+        honest_schedule_fields(d, s, x)
     if args.problem == "placement" and sched.meta.get("t0") is not None:
         d["t0_s"] = sched.meta["t0"]
         d["cost_at_t0_usd"] = sched.meta.get("cost_at_t0_usd")
@@ -155,14 +173,50 @@ def summary(args, sched, inst) -> dict:
     return d
 
 
+def honest_schedule_fields(d: dict, s, x: dict) -> None:
+    """P2's status, bound and gap for the problem the user posed (the continuous-time P2, issue 38): the status
+    says when it is an optimum of the slotted model or over a restricted candidate set; ``bound`` is a lower
+    bound of the continuous-time P2 or None (the slotted model's own bound goes to ``slotted_bound``: a solution
+    in continuous time may beat it); which problem each bound is for; the candidate set used."""
+    d["solver_status"] = s.status
+    d["status"] = x.get("status_for_posed_problem") or s.status
+    bracket = "bracket_gap" in x
+    if not bracket:                      # a slotted solve: its bound is not a lower bound of the posed problem
+        d["slotted_bound"], d["slotted_gap"] = s.bound, s.gap
+        d["bound"] = d["gap"] = None
+        d["bound_is_for"] = None
+        d["slotted_bound_is_for"] = x.get("model")
+    else:
+        d["bound_is_for"] = x.get("bound_is_for")
+        if x.get("slotted_bound") is not None:
+            d["slotted_bound"] = x["slotted_bound"]
+            d["slotted_bound_is_for"] = x.get("model")
+    d["model"] = x.get("model")
+    d["candidates_used"] = x.get("candidates_used")
+    d["candidate_steps"] = x.get("candidate_steps", [])
+
+
 def print_summary(d: dict) -> None:
     u = d["objective_unit"]
     print(f"problem: {d['problem']}   solver: {d['solver']}   status: {d['status'] or '-'}"
           + (f"   proved by: {d.get('proved_by') or '-'}" if "proved_by" in d else ""))
     if d["status"] is not None:
         mu = f", mu = {short(d['mu_s_per_usd'])} s/USD" if d["mu_s_per_usd"] is not None else ""
-        print(f"objective: {short(d['objective'], u)} [{d['objective_is']}{mu}]   bound: {short(d['bound'], u)}   "
-              f"gap: {pct(d['gap'])}")
+        none = ("" if d["bound"] is not None or d["problem"] != "schedule" else
+                " (no lower bound of the continuous-time problem computed; --bracket proves one)")
+        print(f"objective: {short(d['objective'], u)} [{d['objective_is']}{mu}]   bound: {short(d['bound'], u)}{none}"
+              f"   gap: {pct(d['gap'])}")
+        if d.get("bound_is_for"):
+            print(f"  the bound is for {d['bound_is_for']}")
+        if d.get("slotted_bound") is not None:
+            print(f"slotted model: bound {short(d['slotted_bound'], u)}"
+                  + (f", gap {pct(d['slotted_gap'])}" if d.get("slotted_gap") is not None else "")
+                  + f" for {d.get('slotted_bound_is_for') or 'the slotted model'}: not a lower bound of the "
+                    "continuous-time problem")
+        if d.get("candidates_used"):
+            skipped = [f"{st['candidates']} ({st['not_used']})" for st in d.get("candidate_steps", [])
+                       if st.get("not_used")]
+            print(f"candidates: {d['candidates_used']}" + (f"; not used: {'; '.join(skipped)}" if skipped else ""))
         print(f"time: wall {short(d['wall_s'], 's')} (build {short(d['build_s'], 's')}, solve "
               f"{short(d['solve_s'], 's')})   nodes: {short(d['nodes'])}")
         for lv in d["levels"]:

@@ -157,15 +157,19 @@ def pareto_keep(resources: np.ndarray, values: np.ndarray | None = None) -> np.n
 
 
 def enumerate_candidates(inst: Instance, *, max_blocks: int | None = None, routes_k: int | None = None,
-                         route_cap: int = 64, combo_cap: int = 200_000, max_per_job: int = 50_000) -> CandidateSet:
+                         route_cap: int = 64, combo_cap: int = 200_000, max_per_job: int = 50_000,
+                         max_total: int | None = None) -> CandidateSet:
     """Enumerate the candidate placements of every job (D1-D3 applied; D4 is applied by the model builder).
 
     ``max_blocks`` caps the number of regions a job spans, ``routes_k`` the routes per hop (k lowest-latency
     simple paths); both make the set incomplete.  ``route_cap`` and ``combo_cap`` are safety limits: a region
     pair with more simple paths than ``route_cap`` is truncated (and the set labelled incomplete); a region set
-    whose routings exceed ``combo_cap``, or a job with more than ``max_per_job`` candidates, raises
-    BaceOptError naming the job and what to limit.
+    whose routings exceed ``combo_cap``, or a job with more than ``max_per_job`` candidates (all jobs together
+    more than ``max_total``, when given), raises BaceOptError naming the job and what to limit.
     """
+    if max_blocks is not None and max_blocks >= max((min(j.stages, len(inst.eligible_regions(j))) for j in inst.jobs),
+                                                    default=0):
+        max_blocks = None          # no job could span more regions: not a restriction
     slack_r, slack_l = slack_resources(inst, max_blocks)
     nonslack_links = [i for i in range(len(inst.links)) if i not in slack_l]
     lpos = {li: k for k, li in enumerate(nonslack_links)}
@@ -201,6 +205,7 @@ def enumerate_candidates(inst: Instance, *, max_blocks: int | None = None, route
 
     by_job: dict[str, list[Candidate]] = {}
     enumerated: dict[str, int] = {}
+    total = 0
     for job in inst.jobs:
         el = list(inst.eligible_regions(job))
         caps = {r: inst.region(r).gpus // job.gpus_per_stage for r in el}
@@ -235,8 +240,13 @@ def enumerate_candidates(inst: Instance, *, max_blocks: int | None = None, route
                             raise BaceOptError(
                                 f"job {job.name!r}: more than {max_per_job} placement candidates; limit the "
                                 f"search with max_blocks (regions per job) or routes_k (routes per hop)")
+                        if max_total is not None and total + len(out) > max_total:
+                            raise BaceOptError(
+                                f"more than {max_total} placement candidates in all (at job {job.name!r}); limit "
+                                f"the search with max_blocks (regions per job) or routes_k (routes per hop)")
         by_job[job.name] = out
         enumerated[job.name] = n_enum
+        total += len(out)
     return CandidateSet(by_job, slack_r, slack_l, complete, reasons, enumerated)
 
 
@@ -290,3 +300,47 @@ def _routings(inst, job, U, w, routes_between, route_sig, n_ns, combo_cap):
 
 def _reverse(inst: Instance, rt: Route) -> Route:
     return inst.route(tuple(reversed(rt.regions)))
+
+
+#: the candidate restrictions tried, in order, when the caller sets none (``candidate_ladder``): every placement
+#: first, then fewer regions per job and one route per hop (the list scheduler's set, <= 2 regions, is the last)
+LADDER: tuple[tuple[int | None, int | None], ...] = ((None, None), (3, None), (3, 1), (2, None), (2, 1))
+#: the most candidates (all jobs) a step of the ladder may enumerate before the next step is tried
+LADDER_MAX_TOTAL = 20_000
+
+
+def limits_label(max_blocks: int | None, routes_k: int | None) -> str:
+    """The candidate restriction in words ("all placements" when there is none)."""
+    if max_blocks is None and routes_k is None:
+        return "all placements"
+    return ", ".join(p for p in ((f"<= {max_blocks} region{'s' if max_blocks != 1 else ''} per job" if max_blocks is not None
+                                  else ""),
+                                 (f"{routes_k} route{'s' if routes_k != 1 else ''} per hop"
+                                  if routes_k is not None else "")) if p)
+
+
+def candidate_ladder(inst: Instance, max_blocks: int | None = None, routes_k: int | None = None,
+                     max_total: int = LADDER_MAX_TOTAL):
+    """The candidate sets to try, most complete first: yields (max_blocks, routes_k, CandidateSet or None,
+    why not).  With ``max_blocks`` or ``routes_k`` given, only that restriction (the caller's choice); else the
+    steps of ``LADDER``, each enumerated with at most ``max_total`` candidates in all.  A step whose
+    enumeration exceeds a limit, or (restricted) leaves some job without a candidate, yields None and the
+    reason; the caller takes the first set that its model can hold."""
+    given = max_blocks is not None or routes_k is not None
+    steps = [(max_blocks, routes_k)] if given else list(LADDER)
+    seen: list[tuple] = []
+    for mb, rk in steps:
+        try:
+            cs = enumerate_candidates(inst, max_blocks=mb, routes_k=rk, max_total=None if given else max_total)
+        except BaceOptError as e:
+            yield mb, rk, None, str(e).split(";")[0]
+            continue
+        if not given and not cs.complete and any(not v for v in cs.by_job.values()):
+            yield mb, rk, None, "a job has no candidate under this restriction"
+            continue
+        sig = tuple(sorted((k, len(v)) for k, v in cs.by_job.items()))
+        if sig in seen:        # e.g. routes_k=1 changes nothing on a full mesh: the same model again
+            yield mb, rk, None, "the same candidate counts as a larger set already tried"
+            continue
+        seen.append(sig)
+        yield mb, rk, cs, None

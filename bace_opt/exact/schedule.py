@@ -34,8 +34,10 @@ from ..evaluate import MONEY_KEYS, make_schedule, objective_cost_usd
 from ..instance import Instance
 from ..schedule import Schedule, SolverInfo
 from ..solvers.base import SolveOptions, relative_gap
-from .candidates import BW_REL_TOL, CandidateSet, enumerate_candidates, pareto_keep, plan_key
-from .schedule_data import JobData, RawResult, Resource, SlottedProblem
+from .candidates import (BW_REL_TOL, CandidateSet, candidate_ladder, enumerate_candidates, limits_label, pareto_keep,
+                         plan_key)
+from .schedule_data import (JobData, RawResult, Resource, SlottedProblem, cost_lower_envelope, integral_vec,
+                            posed_status, slotted_label, used_label)
 
 log = logging.getLogger(__name__)
 
@@ -78,74 +80,46 @@ def _floor_units(x: float, delta: float) -> int:
     return int(k)
 
 
-def _cost_lower_envelope(inst: Instance, curves, job, cand, lo: int, H: int, delta_s: float,
-                         at_grid: np.ndarray) -> np.ndarray:
-    """min of cost(s) over s in (Delta (t-1), Delta t] for t = lo..H (P2.23).  cost(s) = sum over blocks of
-    kW x integral of the price over [s, s + R] (+ egress) is piecewise linear in s with breakpoints where s or
-    s + R crosses a price step, so its minimum over an interval is at an end or at such a breakpoint."""
-    R = cand.run_s
-    pts = [delta_s * np.arange(lo - 1, H + 1, dtype=float)]
-    for r, _ in cand.blocks:
-        cv = curves[r]
-        if cv.values is None:
-            continue
-        b = cv.start + cv.step * np.arange(len(cv.values) + 1, dtype=float)
-        pts += [b, b - R]
-    s = np.unique(np.concatenate(pts))
-    s = s[(s > delta_s * (lo - 1)) & (s <= delta_s * H)]
-
-    def cost_at(x):
-        tot = np.zeros(len(x))
-        for r, nst in cand.blocks:
-            reg = inst.region(r)
-            kw = job.gpus_per_stage * nst * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0
-            tot = tot + kw * _integral_vec(curves[r], x, x + R) / 3600.0
-        if inst.objective.egress:
-            tot = tot + cand.egress_usd
-        return tot
-    left = cost_at(delta_s * np.arange(lo - 1, H, dtype=float))      # the open left end, by continuity
-    out = np.minimum(at_grid, left)
-    if len(s):
-        t = np.ceil(s / delta_s - 1e-12).astype(int)
-        t = np.clip(t, lo, H)
-        np.minimum.at(out, t - lo, cost_at(s))
-    return out
+#: the older names (tests use them)
+_integral_vec, _cost_lower_envelope = integral_vec, cost_lower_envelope
 
 
-def _integral_vec(curve: F.PriceCurve, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
-    """Vectorized ``PriceCurve.integral`` (same arithmetic as bace_opt.formulas, so results agree)."""
-    if curve.values is None:
-        return curve.constant * (t1 - t0)
-
-    def Fv(t):
-        v, step, n = curve.values, curve.step, len(curve.values)
-        x = t - curve.start
-        k = np.floor_divide(x, step)
-        kk = np.clip(k, 0, n - 1).astype(int)
-        inside = curve.cum[kk] + (x - kk * step) * v[kk]
-        past = curve.cum[n] + (x - n * step) * v[-1]
-        return np.where(x <= 0, x * v[0], np.where(k >= n, past, inside))
-
-    return Fv(t1) - Fv(t0)
-
-
-def _series_end_s(inst: Instance) -> float:
+def series_end_s(inst: Instance) -> float:
     """Time after which every region's price is constant (0 when all prices are constant)."""
     ends = [r.price_series.start_s + r.price_series.step_s * len(r.price_series.usd_per_kwh)
             for r in inst.regions if r.price_series is not None and len(set(r.price_series.usd_per_kwh)) > 1]
     return max(ends, default=0.0)
 
 
-def _default_delta(inst: Instance, cs: CandidateSet, time_dependent: bool, target: int) -> float:
-    """Smallest nice time unit giving a horizon of at most ``target`` units (1 s if that already holds)."""
+def grid_origin(inst: Instance) -> float:
+    """The first arrival: the grid starts at the last grid point k0 Delta <= it (``origin_units``), so start index
+    t is the time Delta (k0 + t), and the default unit and the horizon are counted from it (issue 38: counted
+    from 0, jobs that arrive at 1e9 s got an 86 400 s unit and waited most of a day).  The grid points are the
+    multiples of Delta as before: with the same unit, the problem is the same."""
+    return min((j.arrival_s for j in inst.jobs), default=0.0)
+
+
+def origin_units(inst: Instance, delta_s: float) -> int:
+    """k0 = floor(first arrival / Delta): the grid's origin in units (O = Delta k0)."""
+    return _floor_units(grid_origin(inst), delta_s)
+
+
+def default_delta(inst: Instance, cs: CandidateSet, time_dependent: bool, target: int) -> float:
+    """Smallest nice time unit giving a horizon of at most ``target`` units (1 s if that already holds).  The
+    horizon is counted from the grid's origin, the first arrival (``grid_origin``)."""
     t0 = max(j.arrival_s for j in inst.jobs)
     if time_dependent:
-        t0 = max(t0, _series_end_s(inst))
-    span = t0 + sum(max(c.run_s for c in cs.by_job[j.name]) for j in inst.jobs if cs.by_job[j.name])
+        t0 = max(t0, series_end_s(inst))
+    span = (t0 - grid_origin(inst)) + sum(max(c.run_s for c in cs.by_job[j.name]) for j in inst.jobs
+                                          if cs.by_job[j.name])
     for d in _NICE_S:
         if span / d <= target:
             return float(d)
     return float(_NICE_S[-1])
+
+
+#: the older names (benchmarks/bench_schedule.py imports them)
+_series_end_s, _default_delta = series_end_s, default_delta
 
 
 def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0, cost_cap_usd: float | None = None,
@@ -175,9 +149,9 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
     cs = cands or enumerate_candidates(inst, max_blocks=max_blocks, routes_k=routes_k)
     n = len(inst.jobs)
     eps_mode = cost_cap_usd is not None
-    priced_time = (eps_mode or mu > 0) and _series_end_s(inst) > 0
+    priced_time = (eps_mode or mu > 0) and series_end_s(inst) > 0
     if delta_s is None:
-        delta_s = _default_delta(inst, cs, priced_time, default_units)
+        delta_s = default_delta(inst, cs, priced_time, default_units)
     if not (delta_s > 0 and math.isfinite(delta_s)):
         raise InputError(f"time resolution / slot length must be > 0 s, got {delta_s}")
 
@@ -185,18 +159,19 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
     # time between T0 and its last start, so t <= ceil(T0/Delta) + sum_j max_c d_jc.
     t0 = max(j.arrival_s for j in inst.jobs)
     if priced_time:
-        t0 = max(t0, _series_end_s(inst))
+        t0 = max(t0, series_end_s(inst))
+    k0 = origin_units(inst, delta_s)
     dmax = []
     for job in inst.jobs:
         cl = cs.by_job[job.name]
         dmax.append(max((_ceil_units(c.run_s, delta_s) for c in cl), default=0))
-    H = _ceil_units(t0, delta_s) + sum(dmax)
+    H = _ceil_units(t0, delta_s) - k0 + sum(dmax)
     if H > MAX_UNITS:   # harden, issue 10: a tiny time unit or a huge horizon would allocate without end
         raise InputError(f"time unit {delta_s:g} s gives a horizon of {H} units (at most {MAX_UNITS}); use a "
                          f"larger time unit (--time-unit)")
     horizon_proven = True
     if horizon_s is not None:
-        Hc = int(math.floor(horizon_s / delta_s))
+        Hc = int(math.floor(horizon_s / delta_s)) - k0
         if Hc < H:
             H, horizon_proven = Hc, False
 
@@ -204,13 +179,13 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
     jobs: list[JobData] = []
     for ji, job in enumerate(inst.jobs):
         cl = cs.by_job[job.name]
-        lo = _ceil_units(job.arrival_s, delta_s)
+        lo = _ceil_units(job.arrival_s, delta_s) - k0
         T = max(H - lo + 1, 0)
         if not cl or T == 0:
             jobs.append(JobData(ji, job.name, job.arrival_s, lo, [], np.zeros(0, int), np.zeros(0),
                                 np.zeros((0, 1)), np.zeros((0, 1)), False))
             continue
-        starts = delta_s * np.arange(lo, H + 1, dtype=float)
+        starts = delta_s * np.arange(lo + k0, H + k0 + 1, dtype=float)
         if not (mu > 0 or eps_mode):    # cost is not in the objective: only the first start's is kept (below)
             starts, T = starts[:1], 1
         run = np.array([c.run_s for c in cl])
@@ -226,7 +201,7 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
             for r, nst in c.blocks:
                 key = (r, c.run_s)
                 if key not in memo:
-                    memo[key] = _integral_vec(curves[r], starts, starts + c.run_s)
+                    memo[key] = integral_vec(curves[r], starts, starts + c.run_s)
                 reg = inst.region(r)
                 kw = job.gpus_per_stage * nst * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0
                 tot = tot + kw * memo[key] / 3600.0
@@ -234,7 +209,7 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
                 tot = tot + c.egress_usd
             cost[ci] = tot
             if relax and (mu > 0 or eps_mode):
-                cost[ci] = _cost_lower_envelope(inst, curves, job, c, lo, H, delta_s, tot)
+                cost[ci] = cost_lower_envelope(inst, curves, job, c, lo + k0, H + k0, delta_s, tot)
         varies = bool(np.any(np.ptp(cost, axis=1) > 0)) and (mu > 0 or eps_mode)
         if not varies:
             cost = cost[:, :1]
@@ -262,11 +237,11 @@ def build_problem(inst: Instance, delta_s: float | None = None, mu: float = 0.0,
         sig.setdefault(k, []).append(jd.index)
     symmetric = [(g[i], g[i + 1]) for g in sig.values() for i in range(len(g) - 1)]
 
-    offset = -math.fsum(j.arrival_s for j in inst.jobs) / n - (float(delta_s) if relax else 0.0)
+    O = delta_s * k0
+    offset = -math.fsum(j.arrival_s - O for j in inst.jobs) / n - (float(delta_s) if relax else 0.0)
     prob = SlottedProblem(inst, float(delta_s), float(mu), cost_cap_usd, jobs, H, horizon_proven, resources,
-                          offset, symmetric, cs)
-    prob.stats["relaxed"] = relax
-    prob.stats = {"candidates_enumerated": dict(cs.enumerated), "candidates_after_D3": before,
+                          offset, symmetric, cs, origin_units=k0)
+    prob.stats = {"relaxed": relax, "candidates_enumerated": dict(cs.enumerated), "candidates_after_D3": before,
                   "candidates_per_job": {jd.name: len(jd.cands) for jd in jobs},
                   "binding_resources": [r.name for r in resources], "build_problem_s": time.perf_counter() - t_build}
     return prob
@@ -308,7 +283,7 @@ def warm_choice(prob: SlottedProblem, warm) -> dict[int, tuple[int | None, int]]
         p = by.get(jd.name)
         if p is None or p.status != "done" or p.start_s is None or not jd.cands:
             continue
-        t = min(max(_ceil_units(p.start_s, prob.delta_s), jd.lo), prob.H)
+        t = min(max(_ceil_units(p.start_s, prob.delta_s) - prob.origin_units, jd.lo), prob.H)
         k = plan_key(prob.inst, p)
         ci = next((i for i, c in enumerate(jd.cands) if c.key() == k), None)
         out[jd.index] = (ci, t)
@@ -329,7 +304,16 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     problem.  ``mu`` (s/USD) weights total cost; ``cost_cap_usd`` switches to the epsilon-constraint form
     (minimize mean JCT subject to total cost <= cap).  ``warm_start``: a Schedule whose plans are used as hints.
     ``max_blocks``/``routes_k`` shrink the candidate set (result then "optimal over the candidate set");
-    ``horizon_s`` caps start times (result then optimal within that horizon).
+    ``horizon_s`` caps start times (result then optimal within that horizon).  Without ``max_blocks`` and
+    ``routes_k`` the candidate set is chosen inside (``choose_problem``: every placement, else the first step of
+    ``candidates.LADDER`` whose model fits); the choice is in ``solver.extra["candidates_used"]``.  When no
+    step fits (or the caller's restriction does not), the result has status "error", no job scheduled and
+    ``extra["too_large"]``: ``schedule_bound.solve_or_bracket`` (what ``bace-opt solve`` does) then gives the
+    certified bracket (lower bound + the best schedule found) instead.
+
+    The status, bound and gap are those of the slotted model (starts on the grid from the first arrival, run
+    times rounded up; over the candidate set used): ``extra["status_for_posed_problem"]`` says what the status
+    means for the continuous-time P2, and ``extra["bound_is_for"]`` which problem the bound bounds.
     """
     wall0 = time.perf_counter()
     if solver not in SOLVERS:
@@ -337,16 +321,10 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     if time_resolution_s is not None and slot_s is not None and time_resolution_s != slot_s:
         raise InputError(f"time_resolution_s={time_resolution_s} and slot_s={slot_s} disagree: give one time unit")
     delta = time_resolution_s if time_resolution_s is not None else slot_s
-    default_units = 200 if solver == "highs" else 2000
-    if delta is None and solver == "cpsat":
-        cs = enumerate_candidates(inst, max_blocks=max_blocks, routes_k=routes_k)
-        priced_time = (cost_cap_usd is not None or mu > 0) and _series_end_s(inst) > 0
-        delta = _default_delta(inst, cs, True, default_units) if priced_time else 1.0
-        prob = build_problem(inst, delta, mu, cost_cap_usd, cands=cs, horizon_s=horizon_s)
-    else:
-        prob = build_problem(inst, delta, mu, cost_cap_usd, default_units=default_units, max_blocks=max_blocks,
-                             routes_k=routes_k, horizon_s=horizon_s)
+    prob, steps = choose_problem(inst, solver, options, delta, mu, cost_cap_usd, max_blocks, routes_k, horizon_s)
     build0 = time.perf_counter() - wall0
+    if prob is None:
+        return too_large_schedule(inst, solver, steps, build0, wall0)
     empty = [jd.name for jd in prob.jobs if not jd.cands]
     if empty:
         raw = RawResult("infeasible", None, message=_no_candidate_message(inst, prob, empty))
@@ -361,7 +339,97 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
         else:
             from .schedule_milp import solve_milp
             raw = solve_milp(prob, opts, warm)
+    prob.stats["candidate_steps"] = steps
     return _to_schedule(inst, prob, solver, raw, build0, wall0)
+
+
+#: CP-SAT: the most candidates (all jobs, after D4) and start-dependent table entries a model may hold
+CPSAT_MAX_CANDIDATES = 2_000
+CPSAT_MAX_TABLE = 2_000_000
+
+
+def choose_problem(inst: Instance, solver: str, options: SolveOptions, delta: float | None, mu: float,
+                   cost_cap_usd: float | None, max_blocks: int | None, routes_k: int | None,
+                   horizon_s: float | None) -> tuple[SlottedProblem | None, list[dict[str, Any]]]:
+    """The slotted problem over the first candidate set of ``candidates.candidate_ladder`` whose model the back
+    end can hold (HiGHS: ``schedule_milp.size_error``; CP-SAT, when the candidates are chosen here:
+    ``CPSAT_MAX_CANDIDATES`` candidates and ``CPSAT_MAX_TABLE`` table entries; a chosen set whose start tables
+    would exceed ``table_cells`` limits is not built), and every step tried (max_blocks, routes_k, candidates,
+    why not).  None when no step fits."""
+    from .schedule_milp import MAX_COLUMNS, size_error
+    steps: list[dict[str, Any]] = []
+    for mb, rk, cs, why in candidate_ladder(inst, max_blocks, routes_k):
+        step = {"max_blocks": mb, "routes_k": rk, "candidates": limits_label(mb, rk)}
+        steps.append(step)
+        if cs is None:
+            step["not_used"] = why
+            continue
+        priced_time = (cost_cap_usd is not None or mu > 0) and series_end_s(inst) > 0
+        if solver == "cpsat" and delta is None:
+            d = default_delta(inst, cs, True, 2000) if priced_time else 1.0
+        else:
+            d = delta
+        if max_blocks is None and routes_k is None:     # chosen here: do not build what cannot be held
+            cells = table_cells(inst, cs, d if d is not None else default_delta(inst, cs, priced_time, 200),
+                                priced_time)
+            cap = (MAX_CELLS if solver == "cpsat" else
+                   HIGHS_CELLS_FACTOR * int(dict(options.backend_options).get("max_columns", MAX_COLUMNS)))
+            if cells > cap:
+                step["not_used"] = f"{cells:,} (candidate, start) pairs before D4 > {cap:,}: not built"
+                continue
+        prob = build_problem(inst, d, mu, cost_cap_usd, default_units=200 if solver == "highs" else 2000, cands=cs,
+                             horizon_s=horizon_s)
+        step["candidates_kept"] = sum(len(jd.cands) for jd in prob.jobs)
+        if solver == "highs":
+            err = size_error(prob, options.backend_options)
+            why = err[0] if err else None
+        elif max_blocks is not None or routes_k is not None:
+            why = None             # the caller's own candidate set: CP-SAT builds it whatever its size
+        else:
+            table = sum(len(jd.cands) * (prob.H - jd.lo + 1) for jd in prob.jobs if jd.varies)
+            why = (f"CP-SAT model too large: {step['candidates_kept']:,} candidates (limit {CPSAT_MAX_CANDIDATES:,})"
+                   if step["candidates_kept"] > CPSAT_MAX_CANDIDATES else
+                   f"CP-SAT model too large: {table:,} start-cost table entries (limit {CPSAT_MAX_TABLE:,})"
+                   if table > CPSAT_MAX_TABLE else None)
+        if why is None:
+            step["used"] = True
+            return prob, steps
+        step["not_used"] = why
+    return None, steps
+
+
+#: the most (candidate, start) pairs the ladder builds a problem for: CP-SAT (the start tables are that large
+#: while they are built), and HiGHS as a multiple of its column limit (D4 seldom removes more)
+MAX_CELLS = 10_000_000
+HIGHS_CELLS_FACTOR = 10
+
+
+def table_cells(inst: Instance, cs: CandidateSet, delta: float, priced_time: bool) -> int:
+    """(candidate, start index) pairs of the slotted problem over ``cs`` on unit ``delta`` before D4 (its start
+    tables while they are built): sum_j |C_j| (H - lo_j + 1), with H of P2.6."""
+    O = delta * origin_units(inst, delta)
+    t0 = max(j.arrival_s for j in inst.jobs)
+    if priced_time:
+        t0 = max(t0, series_end_s(inst))
+    H = math.ceil((t0 - O) / delta) + sum(max((math.ceil(c.run_s / delta) for c in cs.by_job[j.name]), default=0)
+                                          for j in inst.jobs)
+    return sum(len(cs.by_job[j.name]) * max(H - math.ceil((j.arrival_s - O) / delta) + 1, 0) for j in inst.jobs)
+
+
+def too_large_schedule(inst: Instance, solver: str, steps: list[dict[str, Any]], build0: float,
+                       wall0: float) -> Schedule:
+    """The exact P2's answer when no candidate set fits its model: no job scheduled, status "error", the steps
+    tried in ``extra["candidate_steps"]`` and ``extra["too_large"]``."""
+    last = next((s for s in reversed(steps) if not str(s.get("not_used", "")).startswith("the same")),
+                steps[-1] if steps else {})
+    msg = (f"exact P2 too large for {solver} with every candidate set tried ({len(steps)}, down to "
+           f"{last.get('candidates')}: {last.get('not_used')}; the steps in candidate_steps)")
+    sched = make_schedule(inst, [], METHOD[solver], solver=None, meta={"problem": "schedule"})
+    info = SolverInfo(name=solver, status="error", wall_s=time.perf_counter() - wall0, build_s=build0, message=msg,
+                      extra={"problem": "schedule", "too_large": True, "candidate_steps": steps,
+                             "status_for_posed_problem": "error: too large for the exact P2",
+                             "bound_is_for": None})
+    return sched.replace(solver=info)
 
 
 def _replace(o: SolveOptions, **kw) -> SolveOptions:
@@ -375,7 +443,7 @@ def _no_candidate_message(inst, prob, names) -> str:
         job = inst.job(nm)
         jd = next(j for j in prob.jobs if j.name == nm)
         if jd.lo > prob.H:
-            parts.append(f"job {nm!r}: arrives after the horizon cap ({prob.H * prob.delta_s:g} s)")
+            parts.append(f"job {nm!r}: arrives after the horizon cap ({prob.start_of(prob.H):g} s)")
         else:
             parts.append(f"job {nm!r}: no placement fits ({job.stages} stages x {job.gpus_per_stage} GPUs; every "
                          f"multi-region placement needs a route whose links carry its no-stall demand b_j)")
@@ -387,7 +455,7 @@ def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResu
     plans = []
     if raw.choice is not None:
         for j, (c, t) in raw.choice.items():
-            plans.append(prob.jobs[j].cands[c].plan(prob.delta_s * t))
+            plans.append(prob.jobs[j].cands[c].plan(prob.start_of(t)))
     cs = prob.candset
     extra: dict[str, Any] = {
         "problem": "schedule",
@@ -403,6 +471,13 @@ def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResu
         "optimality_scope": ("all no-stall placements" if cs.complete and prob.horizon_proven
                              else "over the candidate set" + ("" if prob.horizon_proven else " within horizon_s")),
         "binding_resources": prob.stats["binding_resources"],
+        "grid_origin_s": prob.origin_s,
+        "candidates_used": used_label(prob),
+        "candidate_steps": prob.stats.get("candidate_steps", []),
+        "model": slotted_label(prob),
+        "status_for_posed_problem": posed_status(raw.status, prob),
+        "bound_is_for": slotted_label(prob) + (", not a lower bound of the continuous-time P2" if
+                                               raw.bound is not None else ""),
     }
     if cs.incomplete_reasons:
         extra["incomplete_reasons"] = list(cs.incomplete_reasons)
@@ -410,7 +485,9 @@ def _to_schedule(inst: Instance, prob: SlottedProblem, solver: str, raw: RawResu
         extra["cost_cap_usd"] = prob.cost_cap_usd
     extra.update(raw.extra)
     sched = make_schedule(inst, plans, METHOD[solver], solver=None,
-                          meta={"problem": "schedule", "mu_s_per_usd": prob.mu})
+                          meta={"problem": "schedule", "mu_s_per_usd": prob.mu,
+                                "candidates_used": extra["candidates_used"], "model": extra["model"],
+                                "status_for_posed_problem": extra["status_for_posed_problem"]})
     status = raw.status
     if raw.choice is not None:
         m = sched.metrics

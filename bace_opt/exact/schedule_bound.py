@@ -38,7 +38,7 @@ SEARCH_DEFAULT_S = 60.0
 
 
 def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions = SolveOptions(), mu: float = 0.0,
-                  **kw) -> Schedule:
+                  exact: Schedule | None = None, **kw) -> Schedule:
     """``solve_schedule`` (keyword arguments alike) with ``EXACT_SHARE`` of the time limit, then the lower
     bounds (``bracket_lower_bounds``: the area relaxations and, up to ``POOL_MAX_JOBS`` jobs, the pool
     relaxation, valid over all placements) and the slotted relaxation on the exact model's time unit and
@@ -48,21 +48,32 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
     (also when the exact model is too large to build: the case at paper scale).  The bracket goes into
     ``solver.extra``: lower_bound (the larger certified one; its source in lower_bound_kind), upper_bound (the
     returned schedule's evaluator objective, mean JCT + mu cost), bracket_gap = (upper - lower) / upper,
-    lower_bound_certified (and lower_bound_note: why not)."""
+    lower_bound_certified (and lower_bound_note: why not).  ``exact``: the exact P2's answer when the caller
+    already has it (``solve_schedule``'s, when its model was too large), so it is not solved again.
+
+    ``solver.bound`` and ``solver.gap`` are the bracket's (a lower bound of the continuous-time P2, or None);
+    ``extra["status_for_posed_problem"]`` is "optimal" only when the bracket closes (within the relative gap
+    asked, at least 1e-9)."""
     wall0 = time.perf_counter()
-    sched = solve_schedule(inst, solver, split_budget(options, EXACT_SHARE), mu=mu, **kw)
+    sched = exact if exact is not None else solve_schedule(inst, solver, split_budget(options, EXACT_SHARE), mu=mu,
+                                                           **kw)
     si = sched.solver
     cands = bracket_lower_bounds(inst, options, mu, wall0, kw.get("cost_cap_usd"))
     delta = si.extra.get("time_unit_s")
     slot: dict[str, Any] = {}
-    if delta is not None:                   # the exact model was built: its relaxation on the same grid
-        cs = enumerate_candidates(inst, max_blocks=kw.get("max_blocks"), routes_k=kw.get("routes_k"))
+    if delta is not None and not (exact is not None and si.objective is None):
+        # the exact model was built (and, when handed over, solved): its relaxation on the same grid
+        used = next((s for s in si.extra.get("candidate_steps", []) if s.get("used")),
+                    {"max_blocks": kw.get("max_blocks"), "routes_k": kw.get("routes_k")})
+        cs = enumerate_candidates(inst, max_blocks=used["max_blocks"], routes_k=used["routes_k"])
         slot = lower_bound(inst, cs, delta, mu, kw.get("cost_cap_usd"), solver,
                            remaining(options, wall0, EXACT_SHARE + AREA_SHARE + POOL_SHARE + SLOTTED_SHARE),
                            kw.get("horizon_s"))
         slot["lower_bound_kind"] = "slotted relaxation (P2.20-P2.23)"
         cands.append(slot)
     cert = [c for c in cands if c.get("lower_bound_certified") and c.get("lower_bound") is not None]
+    if not cert:                 # the relaxations found nothing in the time: the closed-form floor
+        cert = [shortest_runs_bound(inst, mu)]
     best = max(cert, key=lambda c: c["lower_bound"]) if cert else (slot or {"lower_bound": None})
     if cert and slot and not slot.get("lower_bound_certified"):
         best = dict(best, lower_bound_note=slot.get("lower_bound_note"))
@@ -77,9 +88,64 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
         sched, upper = list_upper(inst, sched, upper, options, mu, wall0, kw.get("cost_cap_usd"))
         si = sched.solver
     extra = dict(si.extra, **bracket_fields(upper, best))
-    if upper is not None and best.get("lower_bound") is not None and si.name == "list-schedule":
-        si = replace(si, bound=best["lower_bound"], gap=extra["bracket_gap"])
-    return sched.replace(solver=replace(si, extra=extra, wall_s=time.perf_counter() - wall0))
+    honest_bracket(si, extra, options.rel_gap)
+    lb = extra["lower_bound"] if extra.get("lower_bound_certified") and extra["lower_bound"] != float("inf") else None
+    si = replace(si, bound=lb, gap=extra["bracket_gap"] if lb is not None else None)
+    meta = dict(sched.meta, problem="schedule", mu_s_per_usd=mu, candidates_used=extra.get("candidates_used"),
+                candidate_steps=extra.get("candidate_steps", []), lower_bound=lb, bound_is_for=extra["bound_is_for"],
+                status_for_posed_problem=extra["status_for_posed_problem"])
+    return sched.replace(solver=replace(si, extra=extra, wall_s=time.perf_counter() - wall0), meta=meta)
+
+
+def honest_bracket(si: SolverInfo, extra: dict[str, Any], rel_gap: float) -> None:
+    """Label the bracket in ``extra``: the slotted model's own bound moves to ``slotted_bound`` (it bounds the
+    slotted model, not the continuous-time P2); ``bound_is_for`` says what the lower bound bounds;
+    ``status_for_posed_problem`` is "optimal" only when the certified bracket closes."""
+    if si.name != "list-schedule" and si.bound is not None:
+        extra["slotted_bound"] = si.bound
+        extra["slotted_status"] = si.status
+    cert = extra.get("lower_bound_certified") and extra.get("lower_bound") is not None
+    kind = extra.get("lower_bound_kind") or ""
+    extra["bound_is_for"] = (None if not cert else
+                             "the continuous-time P2 over no-stall placements" if kind.startswith("slotted") else
+                             "the continuous-time P2 over every placement, stall or not")
+    g = extra.get("bracket_gap")
+    if cert and g is not None and g <= max(rel_gap, 1e-9):
+        extra["status_for_posed_problem"] = "optimal"
+    elif extra.get("upper_bound") is not None:
+        extra["status_for_posed_problem"] = ("feasible" + (f": at most {100 * g:.3g} % above the optimum (certified "
+                                                           f"bracket)" if cert and g is not None else
+                                                           " (no certified lower bound)"))
+    else:
+        extra["status_for_posed_problem"] = si.status
+
+
+def needs_bracket(sched: Schedule) -> bool:
+    """True when the exact P2 gave no schedule: its model was too large for every candidate set tried, or it
+    found none within the time (status error or time_limit, no job started)."""
+    si = sched.solver
+    return si is not None and si.objective is None and si.status in ("error", "time_limit")
+
+
+def solve_or_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions = SolveOptions(), mu: float = 0.0,
+                     **kw) -> Schedule:
+    """``solve_schedule``, and when it gives no schedule (``needs_bracket``) the bracket of ``solve_bracket`` in
+    the time left (at least a tenth of the limit and 2 s, so a schedule comes back): never a schedule with no
+    job for a problem too large for the exact P2."""
+    wall0 = time.perf_counter()
+    sched = solve_schedule(inst, solver, options, mu=mu, **kw)
+    if not needs_bracket(sched):
+        return sched
+    return solve_bracket(inst, solver, time_left(options, wall0), mu, exact=sched,
+                         **{k: v for k, v in kw.items() if k != "warm_start"})
+
+
+def time_left(options: SolveOptions, wall0: float) -> SolveOptions:
+    """``options`` with what is left of the time limit since ``wall0`` (at least a tenth of it and 2 s)."""
+    if options.time_limit_s is None:
+        return options
+    left = options.time_limit_s - (time.perf_counter() - wall0)
+    return replace(options, time_limit_s=max(left, 0.1 * options.time_limit_s, 2.0))
 
 
 def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0: float,
@@ -112,6 +178,22 @@ def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0
         if pool.get("lower_bound") is not None:
             out.append(dict(pool, lower_bound_certified=True, lower_bound_kind="pool relaxation (P2.29)", kind="pool"))
     return out
+
+
+def shortest_runs_bound(inst: Instance, mu: float) -> dict[str, Any]:
+    """The bound that needs no solve: every job's JCT is at least its shortest run time over its modes (P2.24,
+    ``schedule_relax.job_modes``; stall or not), and it costs at least its cheapest-rate cost.  Certified, weak:
+    the bracket's lower bound when no relaxation proves one in the time."""
+    from .schedule_relax import job_modes
+    jct, cost = 0.0, 0.0
+    for job in inst.jobs:
+        modes, c = job_modes(inst, job)
+        jct += min((md[-1] for md in modes), default=float("inf"))
+        cost += c
+    lb = jct / len(inst.jobs) + (mu * cost if mu else 0.0)
+    return {"lower_bound": lb, "lower_bound_certified": True, "kind": "runs", "lower_bound_status": "closed form",
+            "lower_bound_kind": "shortest run times (P2.24: every JCT >= the job's shortest run)"
+                                + (" + mu x the cheapest-rate cost" if mu else "")}
 
 
 def area_bounds(inst: Instance, solve_fn, kind: str, label: str, options: SolveOptions, mu: float, wall0: float,
@@ -156,7 +238,11 @@ def list_upper(inst: Instance, sched: Schedule, upper: float | None, options: So
                       message=f"exact P2 ({sched.solver.name}): {why}; the schedule is the list scheduler's "
                               f"({ls['evaluations']} orders, {ls['candidates']})",
                       extra={"evaluator_objective": ev, "evaluator_objective_cost_usd": cost,
-                             "exact_status": sched.solver.status, "list_orders": ls["evaluations"]})
+                             "exact_status": sched.solver.status, "list_orders": ls["evaluations"],
+                             "exact_too_large": bool(sched.solver.extra.get("too_large")),
+                             "candidates_used": ls["candidates"] + " (3-4 region placements built when none fits)",
+                             "candidate_steps": sched.solver.extra.get("candidate_steps", []),
+                             "model": "list schedule in continuous time (an upper bound)"})
     return cand.replace(solver=info, method="list-schedule"), ev
 
 

@@ -12,13 +12,15 @@ from typing import Any
 
 import numpy as np
 
+from .. import formulas as F
 from ..instance import Instance
 from .candidates import Candidate, CandidateSet
 
 
 @dataclass
 class JobData:
-    """One job of the discretized problem.  Start index t runs over lo..H (column t - lo of the arrays)."""
+    """One job of the discretized problem.  Start index t runs over lo..H (column t - lo of the arrays); it starts
+    at Delta (k0 + t) (``SlottedProblem.start_of``)."""
     index: int
     name: str
     arrival_s: float
@@ -50,10 +52,20 @@ class SlottedProblem:
     H: int                                 # last start index any job may take
     horizon_proven: bool
     resources: list[Resource]
-    offset: float                          # - sum_j a_j / n
+    offset: float                          # - sum_j (a_j - O) / n, O = Delta k0 (relax: - Delta)
     symmetric: list[tuple[int, int]]       # (a, b): identical jobs, t_a <= t_b is valid
     candset: CandidateSet
     stats: dict[str, Any] = field(default_factory=dict)
+    origin_units: int = 0                  # k0: start index t is the time Delta (k0 + t) (schedule.grid_origin)
+
+    @property
+    def origin_s(self) -> float:
+        """The grid's origin O = Delta k0 (the last grid point at or before the first arrival)."""
+        return self.delta_s * self.origin_units
+
+    def start_of(self, t: int) -> float:
+        """Start time (s) of start index t: Delta (k0 + t), the same float as before the origin moved."""
+        return self.delta_s * (self.origin_units + t)
 
     @property
     def n(self) -> int:
@@ -85,3 +97,82 @@ class RawResult:
     message: str | None = None
     extra: dict = field(default_factory=dict)
 
+
+def cost_lower_envelope(inst: Instance, curves, job, cand, lo: int, H: int, delta_s: float,
+                         at_grid: np.ndarray) -> np.ndarray:
+    """min of cost(s) over s in (Delta (t-1), Delta t] for t = lo..H (P2.23; absolute indices).  cost(s) =
+    sum over blocks of kW x integral of the price over [s, s + R] (+ egress) is piecewise linear in s with
+    breakpoints where s or s + R crosses a price step, so its minimum over an interval is at an end or at such a breakpoint."""
+    R = cand.run_s
+    pts = [delta_s * np.arange(lo - 1, H + 1, dtype=float)]
+    for r, _ in cand.blocks:
+        cv = curves[r]
+        if cv.values is None:
+            continue
+        b = cv.start + cv.step * np.arange(len(cv.values) + 1, dtype=float)
+        pts += [b, b - R]
+    s = np.unique(np.concatenate(pts))
+    s = s[(s > delta_s * (lo - 1)) & (s <= delta_s * H)]
+
+    def cost_at(x):
+        tot = np.zeros(len(x))
+        for r, nst in cand.blocks:
+            reg = inst.region(r)
+            kw = job.gpus_per_stage * nst * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0
+            tot = tot + kw * integral_vec(curves[r], x, x + R) / 3600.0
+        if inst.objective.egress:
+            tot = tot + cand.egress_usd
+        return tot
+    left = cost_at(delta_s * np.arange(lo - 1, H, dtype=float))      # the open left end, by continuity
+    out = np.minimum(at_grid, left)
+    if len(s):
+        t = np.ceil(s / delta_s - 1e-12).astype(int)
+        t = np.clip(t, lo, H)
+        np.minimum.at(out, t - lo, cost_at(s))
+    return out
+
+
+def integral_vec(curve: F.PriceCurve, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+    """Vectorized ``PriceCurve.integral`` (same arithmetic as bace_opt.formulas, so results agree)."""
+    if curve.values is None:
+        return curve.constant * (t1 - t0)
+
+    def Fv(t):
+        v, step, n = curve.values, curve.step, len(curve.values)
+        x = t - curve.start
+        k = np.floor_divide(x, step)
+        kk = np.clip(k, 0, n - 1).astype(int)
+        inside = curve.cum[kk] + (x - kk * step) * v[kk]
+        past = curve.cum[n] + (x - n * step) * v[-1]
+        return np.where(x <= 0, x * v[0], np.where(k >= n, past, inside))
+
+    return Fv(t1) - Fv(t0)
+
+
+def used_label(prob: SlottedProblem) -> str:
+    used = next((s for s in prob.stats.get("candidate_steps", []) if s.get("used")), None)
+    if used is not None:
+        return used["candidates"]
+    return "all placements" if prob.candset.complete else ", ".join(prob.candset.incomplete_reasons)
+
+
+def slotted_label(prob: SlottedProblem) -> str:
+    """What the slotted problem is, in words (the problem its status and bound are for)."""
+    scope = ("all no-stall placements" if prob.candset.complete else
+             "the restricted candidate set (" + used_label(prob) + ")")
+    return (f"the slotted model (starts on a {prob.delta_s:g} s grid from {prob.origin_s:g} s, the grid point at "
+            f"or before the first arrival; resources held for run times rounded up to it) over {scope}"
+            + ("" if prob.horizon_proven else ", starts capped at horizon_s"))
+
+
+def posed_status(status: str, prob: SlottedProblem) -> str:
+    """The back end's status read for the continuous-time P2: a proven slotted optimum is "optimal for the
+    slotted model" (an upper bound of the continuous optimum, which a policy may beat by the rounding), and
+    "... over the restricted candidate set" when the candidates were limited; an infeasible restricted
+    problem is infeasible over its candidates only."""
+    restricted = not prob.candset.complete or not prob.horizon_proven
+    if status == "optimal":
+        return "optimal for the slotted model" + (" over the restricted candidate set" if restricted else "")
+    if status == "infeasible":
+        return "infeasible" + (" over the restricted candidate set" if restricted else "")
+    return status

@@ -161,27 +161,36 @@ def build_milp(prob: SlottedProblem):
                      "slots": tau_max}
 
 
+def size_error(prob: SlottedProblem, backend_options=None) -> tuple[str, dict] | None:
+    """Why the MILP of ``prob`` is not built (over ``MAX_COLUMNS`` columns or ``MAX_NONZEROS`` nonzeros, or the
+    limits given in ``backend_options``): (message, figures), or None when it fits."""
+    backend = dict(backend_options or {})
+    limit = int(backend.get("max_nonzeros", MAX_NONZEROS))
+    col_limit = int(backend.get("max_columns", MAX_COLUMNS))
+    ncols = sum(max(prob.H - jd.lo + 1, 0) * len(jd.cands) for jd in prob.jobs)
+    if ncols > col_limit:
+        return (f"time-indexed MILP too large: {ncols:,} columns "
+                f"({sum(len(j.cands) for j in prob.jobs)} candidates x up to {prob.H + 1} slots of "
+                f"{prob.delta_s:g} s) > limit {col_limit:,}; use a larger slot_s, max_blocks, or "
+                f"backend_options={{'max_columns': N}}"), {"milp_columns": ncols}
+    est = estimate_nonzeros(prob)
+    if est > limit:
+        return (f"time-indexed MILP too large: about {est:,} nonzeros "
+                f"({sum(len(j.cands) for j in prob.jobs)} candidates x {prob.H + 1} slots of "
+                f"{prob.delta_s:g} s) > limit {limit:,}; use a larger slot_s, max_blocks, or "
+                f"backend_options={{'max_nonzeros': N}}"), {"milp_nonzeros_estimate": est}
+    return None
+
+
 def solve_milp(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawResult:
     t0 = time.perf_counter()
     backend = dict(options.backend_options)
-    limit = int(backend.pop("max_nonzeros", MAX_NONZEROS))
-    col_limit = int(backend.pop("max_columns", MAX_COLUMNS))
-    ncols = sum(max(prob.H - jd.lo + 1, 0) * len(jd.cands) for jd in prob.jobs)
-    if ncols > col_limit:
-        return RawResult("error", None, build_s=time.perf_counter() - t0,
-                         message=(f"time-indexed MILP too large: {ncols:,} columns "
-                                  f"({sum(len(j.cands) for j in prob.jobs)} candidates x up to {prob.H + 1} slots of "
-                                  f"{prob.delta_s:g} s) > limit {col_limit:,}; use a larger slot_s, max_blocks, or "
-                                  f"backend_options={{'max_columns': N}}"),
-                         extra={"milp_columns": ncols})
-    est = estimate_nonzeros(prob)
-    if est > limit:
-        return RawResult("error", None, build_s=time.perf_counter() - t0,
-                         message=(f"time-indexed MILP too large: about {est:,} nonzeros "
-                                  f"({sum(len(j.cands) for j in prob.jobs)} candidates x {prob.H + 1} slots of "
-                                  f"{prob.delta_s:g} s) > limit {limit:,}; use a larger slot_s, max_blocks, or "
-                                  f"backend_options={{'max_nonzeros': N}}"),
-                         extra={"milp_nonzeros_estimate": est})
+    backend.pop("max_nonzeros", None)
+    backend.pop("max_columns", None)
+    too_large = size_error(prob, options.backend_options)
+    if too_large is not None:
+        return RawResult("error", None, build_s=time.perf_counter() - t0, message=too_large[0],
+                         extra=dict(too_large[1], too_large=True))
     h, cols, size = build_milp(prob)
     build_s = time.perf_counter() - t0
     h.setOptionValue("output_flag", bool(options.log))
