@@ -131,3 +131,26 @@ def test_no_schedule_from_the_exact_model_in_time_gives_the_bracket(monkeypatch)
     assert s.solver.extra["exact_status"] == "time_limit" and s.solver.bound is not None
     none = solve_schedule(inst, "cpsat", SolveOptions(time_limit_s=6, threads=1))
     assert none.solver.status == "time_limit" and none.metrics["jobs_done"] == 0
+
+
+def test_the_mean_jct_relaxations_count_from_the_first_arrival():
+    """The packing and area bounds do not change when every arrival moves by a multiple of their largest unit, and
+    jobs arriving at 1e9 s get the same bound as at 0 s up to the grid (not one of a 43,200 s unit)."""
+    from bace_opt.exact.schedule_area import UNITS_S, area_lower_bound
+    from bace_opt.exact.schedule_lower import packing_lower_bound
+    from bace_opt.solvers.base import SolveOptions
+    inst = bo.load_instance(README)
+    d = inst.to_dict()
+    for j in d["jobs"]:
+        j["arrival_s"] += UNITS_S[-1] * 20000
+    moved = bo.Instance.from_dict(d)
+    opts = SolveOptions(time_limit_s=60)
+    for f in (packing_lower_bound, area_lower_bound):
+        a, b = f(inst, opts, mip=False), f(moved, opts, mip=False)
+        assert a["lower_bound_jct_s"] == pytest.approx(b["lower_bound_jct_s"], rel=1e-9)
+        assert a["lower_bound_time_unit_s"] == b["lower_bound_time_unit_s"]
+    far = late(inst)
+    lb = packing_lower_bound(far, opts, mip=False)
+    assert lb["lower_bound_time_unit_s"] < UNITS_S[-1]
+    jct = min(bo.simulate(far, policy=p).metrics["avg_jct_s"] for p in ("bace-pipe", "price-pack"))
+    assert 0.5 * jct <= lb["lower_bound_jct_s"] <= jct

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 
 from ..errors import InputError
 from ..files import check_output
@@ -103,19 +102,10 @@ def run(args) -> int:
              len(inst.jobs), "P1" if args.problem == "placement" else "P2", args.solver,
              short(args.time_limit, "s"))
     # -vv: HiGHS's log already reaches the logger through pyomo (at INFO); the other back ends write theirs to
-    # stdout when asked, which --json keeps clean of
-    log_output = bool(args.log or (getattr(args, "verbosity", 0) >= 2 and args.solver != "highs" and not args.json))
-    t0 = time.perf_counter()
+    # stderr when asked (solvers.output), so --json's stdout stays the JSON alone
+    log_output = bool(args.log or (getattr(args, "verbosity", 0) >= 2 and args.solver != "highs"))
     sched = solve(inst, problem=args.problem, solver=args.solver, time_limit=args.time_limit, mu=args.mu,
                   gap=args.gap, threads=args.threads, log_output=log_output, warm_start=warm, **kw)
-    if args.problem == "schedule" and not args.bracket:
-        from ..exact.schedule_bound import needs_bracket
-        if needs_bracket(sched):     # too large for the exact P2, or no schedule in the time: the bracket
-            log.info("exact P2: %s; computing the bracket", sched.solver.message or sched.solver.status)
-            left = max(args.time_limit - (time.perf_counter() - t0), 0.1 * args.time_limit, 2.0)
-            kw.pop("warm_start", None)
-            sched = solve(inst, problem="schedule", solver=args.solver, time_limit=left, mu=args.mu, gap=args.gap,
-                          threads=args.threads, log_output=log_output, bracket=True, exact=sched, **kw)
     sched.save(args.output)
     log.info("wrote %s", args.output)
     s = sched.solver

@@ -84,7 +84,8 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
         if kw.pop("bracket", False):          # certified bracket: lower bound beside the schedule
             from .schedule_bound import solve_bracket
             return solve_bracket(inst, solver=solver, options=opts, mu=mu, **kw)
-        return solve_schedule(inst, solver=solver, options=opts, mu=mu, **kw)
+        from .schedule_bound import solve_or_bracket       # too large for the exact P2: the bracket
+        return solve_or_bracket(inst, solver=solver, options=opts, mu=mu, **kw)
     if mu not in (0, 0.0, None):
         log.info("mu=%g is ignored by P1 (its objective is lexicographic)", mu)
     from .placement import cost_at_t0_usd, solve_placement

@@ -41,16 +41,23 @@ from .schedule_relax import job_modes
 UNITS_S = (600.0, 900.0, 1200.0, 1800.0, 2400.0, 3600.0, 5400.0, 7200.0, 10800.0, 14400.0, 21600.0, 43200.0)
 
 
-def area_data(inst: Instance) -> dict[str, Any] | None:
-    """Per job: arrival, GPUs W_j, shortest run time R_j and cost lower bound; None when a job cannot run."""
+def area_data(inst: Instance, relative: bool = False) -> dict[str, Any] | None:
+    """Per job: arrival, GPUs W_j, shortest run time R_j and cost lower bound; None when a job cannot run.
+
+    ``relative``: arrivals counted from ``offset_s``, the first arrival rounded down to a multiple of the largest
+    unit (so every unit's grid is the grid from time 0, shifted): for the mean-JCT bounds only, which do not
+    change when every arrival moves by the same time.  Without it, jobs arriving at 1e9 s would get a horizon of
+    1e9 s and the coarsest unit (a valid but weak bound)."""
     G = sum(r.gpus for r in inst.regions)
+    a0 = min((j.arrival_s for j in inst.jobs), default=0.0)
+    off = UNITS_S[-1] * math.floor(a0 / UNITS_S[-1]) if relative and a0 > 0 else 0.0
     jobs = []
     for job in inst.jobs:
         modes, c = job_modes(inst, job)
         if not modes or job.gpus > G:
             return None
-        jobs.append((job.arrival_s, job.gpus, min(mo[-1] for mo in modes), c))
-    return {"G": G, "jobs": jobs}
+        jobs.append((job.arrival_s - off, job.gpus, min(mo[-1] for mo in modes), c))
+    return {"G": G, "jobs": jobs, "offset_s": off}
 
 
 def horizon_s(data: dict[str, Any], fluid_factor: float = 2.0) -> float:
@@ -185,7 +192,7 @@ def area_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu:
     relaxation (its optimum is a valid, weaker bound)."""
     import highspy
     t_build = time.perf_counter()
-    data = area_data(inst)
+    data = area_data(inst, relative=True)     # the mean-JCT bound: arrivals from the first one's unit
     if data is None:
         return {"lower_bound": None, "lower_bound_status": "infeasible",
                 "lower_bound_note": "a job fits no region set"}

@@ -112,7 +112,7 @@ def packing_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), 
     classes and packings, times."""
     import highspy
     t_build = time.perf_counter()
-    data = area_data(inst)
+    data = area_data(inst, relative=True)     # mean JCT only: arrivals from the first one's unit
     if data is None:
         return {"lower_bound_jct_s": None, "lower_bound_status": "infeasible",
                 "lower_bound_note": "a job fits no region set"}
@@ -169,7 +169,7 @@ def recipe_lower_bound(inst: Instance, time_limit_s: float, threads=None, seed: 
     largest proven ``lower_bound_jct_s`` among them."""
     t0 = time.perf_counter()
     runs: list[dict[str, Any]] = []
-    data = area_data(inst)
+    data = area_data(inst, relative=True)     # mean JCT only: arrivals from the first one's unit
     steps = (((0.3, 400, False), (1.0, 400, True)) if len(inst.jobs) <= MIP_MAX_JOBS
              else ((0.3, COARSE_UNITS, False), (1.0, FINE_UNITS, False)))
     for share, units, as_mip in steps:

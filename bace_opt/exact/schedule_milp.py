@@ -26,6 +26,7 @@ import highspy
 
 from ..solvers.base import SolveOptions
 from ..solvers.highs import set_threads
+from ..solvers.output import highs_log_to_stderr
 from .candidates import BW_REL_TOL
 from .schedule_data import RawResult, SlottedProblem
 
@@ -194,6 +195,8 @@ def solve_milp(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawRes
     h, cols, size = build_milp(prob)
     build_s = time.perf_counter() - t0
     h.setOptionValue("output_flag", bool(options.log))
+    if options.log:
+        highs_log_to_stderr(h)          # never on standard output (--json keeps it for the JSON alone)
     if options.time_limit_s is not None:
         h.setOptionValue("time_limit", float(max(options.time_limit_s, 0.01)))
     h.setOptionValue("mip_rel_gap", float(options.rel_gap))
