@@ -302,8 +302,11 @@ def cg_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_
     limit = math.inf if options.time_limit_s is None else float(options.time_limit_s)
     m = Master(d, options)
     m.h.setOptionValue("solver", "simplex")
+    m.h.setOptionValue("simplex_strategy", 4)        # primal: the basis stays primal feasible as columns enter
     build_s = time.perf_counter() - t0
-    best, z, status, it, hist, lp_s = -math.inf, None, "time_limit", 0, [], 0.0
+    best, z, status, it, hist, lp_s, note = -math.inf, None, "time_limit", 0, [], 0.0, None
+    for k, v in (options.backend_options or {}).items():
+        m.h.setOptionValue(k, v)
     while max_iter is None or it < max_iter:
         left = limit - (time.perf_counter() - t0)
         if left <= 0.05:
@@ -313,6 +316,7 @@ def cg_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_
         m.h.run()
         lp_s += time.perf_counter() - t1
         if m.h.getModelStatus() != _optimal():
+            note = str(m.h.getModelStatus())
             break
         it += 1
         z = float(m.h.getInfo().objective_function_value)
@@ -334,7 +338,7 @@ def cg_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_
             "master_value_s": z, "lower_bound_time_unit_s": d.D, "horizon_units": d.H, "iterations": it,
             "job_columns": len(m.job_cols), "packing_columns": m.n_lambda, "packings": len(d.pats),
             "size_classes": d.cls_w, "lower_bound_build_s": build_s, "lp_s": lp_s,
-            "lower_bound_solve_s": time.perf_counter() - t0 - build_s, "history": hist}
+            "lower_bound_solve_s": time.perf_counter() - t0 - build_s, "history": hist, "master_note": note}
 
 
 def _optimal():
