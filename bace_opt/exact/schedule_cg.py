@@ -214,7 +214,7 @@ class Master:
     """The restricted master LP of P2.43-P2.46 in highspy: every row, every packing column lambda_up and every
     tail column from the start; job columns added by ``add``."""
 
-    def __init__(self, d: CgData, options: SolveOptions):
+    def __init__(self, d: CgData, options: SolveOptions, lazy_packings: bool = False):
         import highspy
         self.d, self.h = d, direct_highs(options)
         h, n, H = self.h, d.n, d.H
@@ -225,12 +225,11 @@ class Master:
         lo = np.concatenate([np.ones(n), np.full(nrow - n, -highspy.kHighsInf)])
         h.addRows(nrow, lo, up, 0, np.zeros(nrow, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         self.b = up[n:]
+        self.has_lambda = np.zeros((H, len(d.pats)), dtype=bool)
+        self.n_lambda = 0
+        if not lazy_packings:
+            self.add_lambdas(np.ones_like(self.has_lambda))
         cols: list[tuple[float, list[int], list[float]]] = []
-        for u in range(H):
-            for p in d.pats:
-                ix = [self.sum0 + u] + [self.cls0 + k * H + u for k in range(nk) if p[k]]
-                cols.append((0.0, ix, [1.0] + [-float(p[k]) for k in range(nk) if p[k]]))
-        self.n_lambda = len(cols)
         for j, jb in enumerate(d.jobs):
             cols.append(((max(jb.arrival_s, H * d.D) + jb.run_min_s - jb.arrival_s) / n, [j], [1.0]))
         self.keys: set[tuple] = set()
@@ -243,6 +242,24 @@ class Master:
         val = np.array([v for c in cols for v in c[2]], dtype=float)
         k = len(cols)
         self.h.addCols(k, np.array([c[0] for c in cols]), np.zeros(k), np.full(k, np.inf), len(ix), starts, ix, val)
+
+    def add_lambdas(self, want: np.ndarray) -> int:
+        """Add the packing columns lambda_up with want[u, p] true that are not in the master yet."""
+        d, H, nk = self.d, self.d.H, len(self.d.cls_w)
+        cols = []
+        for u, p in zip(*np.nonzero(want & ~self.has_lambda)):
+            pat = d.pats[p]
+            ix = [self.sum0 + int(u)] + [self.cls0 + k * H + int(u) for k in range(nk) if pat[k]]
+            cols.append((0.0, ix, [1.0] + [-float(pat[k]) for k in range(nk) if pat[k]]))
+            self.has_lambda[u, p] = True
+        if cols:
+            self._push(cols)
+        self.n_lambda += len(cols)
+        return len(cols)
+
+    def lambda_reduced_costs(self, du: Duals) -> np.ndarray:
+        """(H, packings): v_u^sum - sum_k n_pk v_uk^cls, the reduced cost of lambda_up."""
+        return du.sum[:, None] - du.cls.T @ np.array(self.d.pats, dtype=float).T
 
     def add(self, new: list[tuple[int, tuple]]) -> int:
         """Add job columns (j, (value, mode, start, (regions, stages))); returns how many were new."""
@@ -281,14 +298,13 @@ class Master:
         by sum_p lambda_up <= Delta)."""
         d = self.d
         v = np.concatenate([du.reg.ravel(), du.cls.ravel(), du.sum])
-        P = np.array(d.pats, dtype=float)                       # (patterns, classes)
-        red = du.sum[:, None] - du.cls.T @ P.T                  # (H, patterns)
+        red = self.lambda_reduced_costs(du)
         return -math.fsum(v * self.b) + d.D * math.fsum(np.minimum(red, 0.0).ravel())
 
 
 def cg_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_unit_s: float | None = None,
                    max_units: int = 400, k_best: int = 5, fluid_factor: float = 1.0, rel_gap: float = 1e-7,
-                   max_iter: int | None = None) -> dict[str, Any]:
+                   max_iter: int | None = None, lazy_packings: bool = False) -> dict[str, Any]:
     """Column generation on the relaxation of the module doc (HiGHS simplex, warm-started after each round of
     columns) within ``options.time_limit_s``.  Returns lower_bound_jct_s (the best Lagrangian value, P2.47:
     valid whenever it is set, converged or not), lower_bound_status ("optimal" when the master's value and
@@ -300,18 +316,18 @@ def cg_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_
         return {"lower_bound_jct_s": None, "lower_bound_status": "infeasible",
                 "lower_bound_note": "a job fits no region set"}
     limit = math.inf if options.time_limit_s is None else float(options.time_limit_s)
-    m = Master(d, options)
+    m = Master(d, options, lazy_packings)
     m.h.setOptionValue("solver", "simplex")
     m.h.setOptionValue("simplex_strategy", 4)        # primal: the basis stays primal feasible as columns enter
     build_s = time.perf_counter() - t0
-    best, z, status, it, hist, lp_s, note = -math.inf, None, "time_limit", 0, [], 0.0, None
+    best, z, status, it, hist, lp_s, note, spx = -math.inf, None, "time_limit", 0, [], 0.0, None, []
     for k, v in (options.backend_options or {}).items():
         m.h.setOptionValue(k, v)
     while max_iter is None or it < max_iter:
         left = limit - (time.perf_counter() - t0)
         if left <= 0.05:
             break
-        m.h.setOptionValue("time_limit", left)
+        m.h.setOptionValue("time_limit", m.h.getRunTime() + left)     # HiGHS counts its run time over all runs
         t1 = time.perf_counter()
         m.h.run()
         lp_s += time.perf_counter() - t1
@@ -320,6 +336,7 @@ def cg_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_
             break
         it += 1
         z = float(m.h.getInfo().objective_function_value)
+        spx.append((int(m.h.getInfo().simplex_iteration_count), time.perf_counter() - t1))
         du = m.duals()
         lag, new = m.lagrangian_rest(du), []
         for j in range(d.n):
@@ -328,17 +345,19 @@ def cg_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_
             new += [(j, c) for c in cols if c[0] - du.alpha[j] < -RC_TOL]
         best = max(best, lag)
         hist.append((time.perf_counter() - t0, z, lag))
-        if not new or z - best <= rel_gap * abs(z):
+        n_lam = m.add_lambdas(m.lambda_reduced_costs(du) < -RC_TOL)
+        if (not new and not n_lam) or z - best <= rel_gap * abs(z):
             status = "optimal"
             break
-        if not m.add(new):
+        if not m.add(new) and not n_lam:
             status = "stalled"             # every improving column is in the master already: tolerances
             break
     return {"lower_bound_jct_s": best if math.isfinite(best) else None, "lower_bound_status": status,
             "master_value_s": z, "lower_bound_time_unit_s": d.D, "horizon_units": d.H, "iterations": it,
             "job_columns": len(m.job_cols), "packing_columns": m.n_lambda, "packings": len(d.pats),
             "size_classes": d.cls_w, "lower_bound_build_s": build_s, "lp_s": lp_s,
-            "lower_bound_solve_s": time.perf_counter() - t0 - build_s, "history": hist, "master_note": note}
+            "lower_bound_solve_s": time.perf_counter() - t0 - build_s, "history": hist, "master_note": note,
+            "simplex": spx}
 
 
 def _optimal():
