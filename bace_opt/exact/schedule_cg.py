@@ -43,6 +43,8 @@ from .schedule_lower import size_classes
 
 #: a column enters the master when its reduced cost is below -RC_TOL (s of mean JCT)
 RC_TOL = 1e-6
+#: the master leaves out overlaps below this fraction of a unit (a relaxation of it; the pricing keeps them)
+MIN_COEF = 1e-7
 #: units tried for the grid: the smallest that gives at most ``max_units`` units
 UNITS_S = (300.0, 600.0, 900.0, 1200.0, 1800.0, 2700.0, 3600.0, 5400.0, 7200.0, 10800.0, 14400.0, 21600.0)
 
@@ -221,7 +223,8 @@ class Master:
         nr, nk = len(d.G), len(d.cls_w)
         self.reg0, self.cls0, self.sum0 = n, n + nr * H, n + (nr + nk) * H
         nrow = self.sum0 + H
-        up = np.concatenate([np.ones(n), np.repeat(d.G * d.D, H), np.zeros(nk * H), np.full(H, d.D)])
+        # rows in units of Delta (time in a unit as a fraction of it; mu_up = lambda_up / Delta): better scaled
+        up = np.concatenate([np.ones(n), np.repeat(d.G, H), np.zeros(nk * H), np.ones(H)])
         lo = np.concatenate([np.ones(n), np.full(nrow - n, -highspy.kHighsInf)])
         h.addRows(nrow, lo, up, 0, np.zeros(nrow, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         self.b = up[n:]
@@ -258,8 +261,8 @@ class Master:
         return len(cols)
 
     def lambda_reduced_costs(self, du: Duals) -> np.ndarray:
-        """(H, packings): v_u^sum - sum_k n_pk v_uk^cls, the reduced cost of lambda_up."""
-        return du.sum[:, None] - du.cls.T @ np.array(self.d.pats, dtype=float).T
+        """(H, packings): v_u^sum - sum_k n_pk v_uk^cls, the reduced cost of mu_up = lambda_up / Delta."""
+        return du.sum[:, None] - self.d.D * du.cls.T @ np.array(self.d.pats, dtype=float).T
 
     def add(self, new: list[tuple[int, tuple]]) -> int:
         """Add job columns (j, (value, mode, start, (regions, stages))); returns how many were new."""
@@ -273,6 +276,8 @@ class Master:
             jb = d.jobs[j]
             R = jb.modes[mi].run_s
             u, ov = overlaps(s, R, d.D, H)
+            keep = ov >= MIN_COEF * d.D         # dropping a tiny overlap from a <= row only relaxes the master
+            u, ov = u[keep], ov[keep] / d.D
             ix, val = [j], [1.0]
             for r, c in zip(regs, ns):
                 ix += list(self.reg0 + r * H + u)
@@ -285,31 +290,47 @@ class Master:
             self._push(cols)
         return len(cols)
 
+    def solve(self) -> bool:
+        """Re-solve the master (primal simplex from the last basis); on a solver error once more from scratch
+        with the dual simplex.  True when optimal."""
+        import highspy
+        h = self.h
+        h.setOptionValue("simplex_strategy", 4)
+        h.run()
+        if h.getModelStatus() not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
+            h.clearSolver()
+            h.setOptionValue("simplex_strategy", 1)
+            h.run()
+        return h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
     def duals(self) -> Duals:
+        """The duals as ``Duals``: alpha, and v >= 0 turned into prices per second of a region's GPU-stage or a
+        class's run (the rows count time in units of Delta), and per sum row."""
         d, H = self.d, self.d.H
         y = np.asarray(self.h.getSolution().row_dual)
         v = np.maximum(-y[d.n:], 0.0)
         nr, nk = len(d.G), len(d.cls_w)
-        return Duals(y[:d.n].copy(), v[:nr * H].reshape(nr, H), v[nr * H:(nr + nk) * H].reshape(nk, H),
-                     v[(nr + nk) * H:])
+        return Duals(y[:d.n].copy(), v[:nr * H].reshape(nr, H) / d.D,
+                     v[nr * H:(nr + nk) * H].reshape(nk, H) / d.D, v[(nr + nk) * H:])
 
     def lagrangian_rest(self, du: Duals) -> float:
-        """-v . b plus the packing columns' part, Delta x min(0, their reduced cost) (lambda <= Delta is implied
-        by sum_p lambda_up <= Delta)."""
+        """-v . b plus the packing columns' part, min(0, their reduced cost) (mu_up <= 1 is implied by
+        sum_p mu_up <= 1)."""
         d = self.d
-        v = np.concatenate([du.reg.ravel(), du.cls.ravel(), du.sum])
+        v = np.concatenate([d.D * du.reg.ravel(), d.D * du.cls.ravel(), du.sum])
         red = self.lambda_reduced_costs(du)
-        return -math.fsum(v * self.b) + d.D * math.fsum(np.minimum(red, 0.0).ravel())
+        return -math.fsum(v * self.b) + math.fsum(np.minimum(red, 0.0).ravel())
 
 
 def cg_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_unit_s: float | None = None,
                    max_units: int = 400, k_best: int = 5, fluid_factor: float = 1.0, rel_gap: float = 1e-7,
-                   max_iter: int | None = None, lazy_packings: bool = False) -> dict[str, Any]:
+                   max_iter: int | None = None, lazy_packings: bool = False,
+                   keep_master: bool = False) -> dict[str, Any]:
     """Column generation on the relaxation of the module doc (HiGHS simplex, warm-started after each round of
     columns) within ``options.time_limit_s``.  Returns lower_bound_jct_s (the best Lagrangian value, P2.47:
     valid whenever it is set, converged or not), lower_bound_status ("optimal" when the master's value and
     the bound agree within ``rel_gap``, else "time_limit"), the master's value, the unit, iterations, columns
-    and the history [(seconds, master value, Lagrangian value)]."""
+    and the history [(seconds, master value, Lagrangian value)]; with ``keep_master`` the ``Master`` too."""
     t0 = time.perf_counter()
     d = cg_data(inst, time_unit_s, max_units, fluid_factor)
     if d is None:
@@ -317,21 +338,18 @@ def cg_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_
                 "lower_bound_note": "a job fits no region set"}
     limit = math.inf if options.time_limit_s is None else float(options.time_limit_s)
     m = Master(d, options, lazy_packings)
-    m.h.setOptionValue("solver", "simplex")
-    m.h.setOptionValue("simplex_strategy", 4)        # primal: the basis stays primal feasible as columns enter
+    m.h.setOptionValue("solver", "simplex")           # primal (``Master.solve``): the basis stays primal feasible
     build_s = time.perf_counter() - t0
     best, z, status, it, hist, lp_s, note, spx = -math.inf, None, "time_limit", 0, [], 0.0, None, []
-    for k, v in (options.backend_options or {}).items():
-        m.h.setOptionValue(k, v)
     while max_iter is None or it < max_iter:
         left = limit - (time.perf_counter() - t0)
         if left <= 0.05:
             break
         m.h.setOptionValue("time_limit", m.h.getRunTime() + left)     # HiGHS counts its run time over all runs
         t1 = time.perf_counter()
-        m.h.run()
+        ok = m.solve()
         lp_s += time.perf_counter() - t1
-        if m.h.getModelStatus() != _optimal():
+        if not ok:
             note = str(m.h.getModelStatus())
             break
         it += 1
@@ -352,14 +370,12 @@ def cg_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_
         if not m.add(new) and not n_lam:
             status = "stalled"             # every improving column is in the master already: tolerances
             break
-    return {"lower_bound_jct_s": best if math.isfinite(best) else None, "lower_bound_status": status,
+    out = {"lower_bound_jct_s": best if math.isfinite(best) else None, "lower_bound_status": status,
             "master_value_s": z, "lower_bound_time_unit_s": d.D, "horizon_units": d.H, "iterations": it,
             "job_columns": len(m.job_cols), "packing_columns": m.n_lambda, "packings": len(d.pats),
             "size_classes": d.cls_w, "lower_bound_build_s": build_s, "lp_s": lp_s,
             "lower_bound_solve_s": time.perf_counter() - t0 - build_s, "history": hist, "master_note": note,
             "simplex": spx}
-
-
-def _optimal():
-    import highspy
-    return highspy.HighsModelStatus.kOptimal
+    if keep_master:
+        out["master"] = m
+    return out
