@@ -24,7 +24,13 @@ could beat them, and on the paper family they never bind.
 Every column's reduced cost is priced EXACTLY over the complete column set (every mode, every breakpoint, the
 best split of the several-region modes by a greedy fill, which is exact for one equality and box bounds), so
 ``z_RMP + sum_j min rc_j`` (the Lagrangian value, P2.47) is a valid lower bound at every iteration: it is
-computed here from the master's duals projected onto their sign, whatever the LP solver's tolerances.
+computed here from the master's duals projected onto their sign, whatever the LP solver's tolerances (and
+whatever the master holds: any v >= 0 gives a valid value, so the master may leave out tiny overlaps).
+
+In the master the rows count time in units of Delta (mu_up = lambda_up / Delta), which keeps HiGHS well scaled;
+it is re-solved by the primal simplex from the last basis.  Measured (docs/research/p2-scale/log.md round 9): on
+the paper family (one GPU type) the bound is the packing LP's plus seconds (0.01-0.02 %), so it is not part of
+``schedule_lower.recipe_lower_bound``; it is strictly higher where GPU speeds differ.
 """
 from __future__ import annotations
 
