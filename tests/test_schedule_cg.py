@@ -134,3 +134,12 @@ def test_pricing_is_exact(kw):
                 brute = min(brute, base + split)
         assert math.isclose(best, brute, rel_tol=1e-9, abs_tol=1e-9)
         assert not cols or math.isclose(cols[0][0], best, rel_tol=1e-9, abs_tol=1e-9) or best < cols[0][0]
+
+
+def test_no_jobs_and_a_job_that_fits_nowhere():
+    import dataclasses
+    inst = _inst(CASES[0])
+    assert cg_lower_bound(dataclasses.replace(inst, jobs=()), OPT)["lower_bound_jct_s"] == 0.0
+    big = dataclasses.replace(inst.jobs[0], gpus_per_stage=1000)
+    r = cg_lower_bound(dataclasses.replace(inst, jobs=(big,) + tuple(inst.jobs[1:])), OPT)
+    assert r["lower_bound_jct_s"] is None and r["lower_bound_status"] == "infeasible"

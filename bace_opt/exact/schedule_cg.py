@@ -338,6 +338,8 @@ def cg_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_
     the bound agree within ``rel_gap``, else "time_limit"), the master's value, the unit, iterations, columns
     and the history [(seconds, master value, Lagrangian value)]; with ``keep_master`` the ``Master`` too."""
     t0 = time.perf_counter()
+    if not inst.jobs:
+        return {"lower_bound_jct_s": 0.0, "lower_bound_status": "optimal", "iterations": 0, "history": []}
     d = cg_data(inst, time_unit_s, max_units, fluid_factor)
     if d is None:
         return {"lower_bound_jct_s": None, "lower_bound_status": "infeasible",
