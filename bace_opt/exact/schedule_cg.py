@@ -53,6 +53,8 @@ RC_TOL = 1e-6
 MIN_COEF = 1e-7
 #: units tried for the grid: the smallest that gives at most ``max_units`` units
 UNITS_S = (300.0, 600.0, 900.0, 1200.0, 1800.0, 2700.0, 3600.0, 5400.0, 7200.0, 10800.0, 14400.0, 21600.0)
+#: times count from the first arrival rounded down to a multiple of this (a multiple of every unit)
+SHIFT_S = 43200.0
 
 
 @dataclass
@@ -124,11 +126,17 @@ def pick_cg_unit(horizon: float, n: int, max_units: int) -> float:
 
 def cg_data(inst: Instance, time_unit_s: float | None = None, max_units: int = 400,
             fluid_factor: float = 1.0) -> CgData | None:
-    """Modes, breakpoints, size classes and packings; None when a job fits nowhere.  The horizon H Delta is
-    ``schedule_area.horizon_s`` (any is valid: P2.46)."""
+    """Modes, breakpoints, size classes and packings; None when a job fits nowhere.  Times count from the first
+    arrival rounded down to a multiple of ``SHIFT_S`` (the mean JCT does not change).  The horizon H Delta is ``schedule_area.horizon_s`` (any is valid:
+    P2.46)."""
     ad = area_data(inst)
     if ad is None:
         return None
+    # mean JCT does not change when every arrival moves by the same time: count time from the first arrival
+    # rounded down to a multiple of SHIFT_S (every unit divides it, so the grid is the one from 0, shifted)
+    a0 = min(a for a, _, _, _ in ad["jobs"])
+    a0 = SHIFT_S * math.floor(a0 / SHIFT_S)
+    ad = {"G": ad["G"], "jobs": [(a - a0, W, R, c) for a, W, R, c in ad["jobs"]]}
     hz = horizon_s(ad, fluid_factor)
     D = float(time_unit_s) if time_unit_s is not None else pick_cg_unit(hz, len(inst.jobs), max_units)
     H = int(math.ceil(hz / D)) + 1
@@ -139,8 +147,9 @@ def cg_data(inst: Instance, time_unit_s: float | None = None, max_units: int = 4
         modes = cg_modes(inst, job, reg_index)
         if not modes:
             return None
-        jobs.append(CgJob(job.arrival_s, job.gpus_per_stage, job.stages, of_job[j], modes,
-                          [breakpoints(job.arrival_s, m.run_s, D, H) for m in modes],
+        arr = job.arrival_s - a0
+        jobs.append(CgJob(arr, job.gpus_per_stage, job.stages, of_job[j], modes,
+                          [breakpoints(arr, m.run_s, D, H) for m in modes],
                           min(m.run_s for m in modes)))
     G = np.array([float(r.gpus) for r in inst.regions])
     return CgData(len(jobs), D, H, G, jobs, cls_w, pats, step)
