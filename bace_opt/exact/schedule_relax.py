@@ -29,7 +29,6 @@ import math
 import time
 from typing import Any
 
-from .. import formulas as F
 from ..instance import Instance
 from ..solvers.base import SolveOptions
 from ..solvers.highs import direct_highs
@@ -60,8 +59,10 @@ def job_modes(inst: Instance, job) -> tuple[list[tuple], float]:
         if len(regs) < 2 or sum(cap[r] for r in regs) < S:
             continue
         tau = job.stage_time_s / f
-        b = F.demand_gbps(job, tau)
-        lats = [l.latency_ms for l in inst.links if l.bandwidth_gbps >= b * (1 - 1e-12)]
+        # every link, not only those that carry b_j: a hop reserving less than b_j stalls (each slot c_i > tau)
+        # but its latency counts the same, so a stalled run over a thinner, nearer link is still at least this
+        # long (a bound that held only for unstalled runs would be beaten by cr-lcf's schedules)
+        lats = [l.latency_ms for l in inst.links]
         if not lats:
             continue
         modes.append(("multi", f, regs, N * (m + S - 1) * tau + lat_coef * min(lats)))
