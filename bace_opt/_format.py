@@ -55,3 +55,15 @@ def unit_of(name: str) -> str | None:
 def pct(v) -> str:
     """A relative gap (fraction) as a percentage: 0.000265 -> '0.0265 %'."""
     return "-" if v is None else f"{100.0 * v:.3g} %"
+
+
+#: every control character (newline and tab included) as its escape: a name shown inside a line stays one line
+_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7f, 0xa0)]}
+_ESCAPES.update({0x0a: "\\n", 0x0d: "\\r", 0x09: "\\t"})
+
+
+def shown(name) -> str:
+    """A name from an input file (instance, job, region) as a line of text shows it: its control characters,
+    newlines included, escaped (``a\\nb``), everything else as it is."""
+    return str(name).translate(_ESCAPES)
+

@@ -263,11 +263,11 @@ def test_a_simulation_reports_its_progress_when_asked():
 def test_terminal_control_characters_in_names_are_printed_escaped(tmp_path, capsys):
     import json
     d = json.loads((ROOT / "instances" / "tiny-2r-2j.json").read_text())
-    d["name"] = "evil\x1b[31mRED\x1b[0m"
+    d["name"] = "evil\x1b[31mRED\x1b[0m\nsecond line"
     f = tmp_path / "evil.json"
     f.write_text(json.dumps(d))
     rc, out, err = cli(capsys, "simulate", f)
-    assert rc == 0 and "\x1b" not in out + err and "evil\\x1b[31mRED" in out
+    assert rc == 0 and "\x1b" not in out + err and "evil\\x1b[31mRED\\x1b[0m\\nsecond line: policy" in out
 
 
 def test_tables_and_instance_names_label_a_policy_by_its_name_not_its_file():

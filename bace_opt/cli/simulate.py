@@ -16,7 +16,7 @@ from ._args import int_arg
 from ..evaluate import format_metrics
 from ..instance import load_instance
 from ..policies import available, describe
-from .._format import short
+from .._format import short, shown
 
 log = logging.getLogger("bace_opt.cli.simulate")
 
@@ -109,7 +109,7 @@ def run(args) -> int:
                          for j in sched.to_dict()["jobs"]]
         print(json.dumps(d, indent=1))
         return 0
-    print(f"{inst.name}: policy {sched.method}, {args.mode} mode, {sched.meta['events']} events, "
+    print(f"{shown(inst.name)}: policy {shown(sched.method)}, {args.mode} mode, {sched.meta['events']} events, "
           f"{sched.meta['decisions']} decisions")
     for line in format_metrics(sched.metrics):
         print(line)

@@ -41,7 +41,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .._format import pct, short
+from .._format import pct, short, shown
 from ..errors import InputError
 from ..options import check_solve_options
 from ..instance import Instance
@@ -368,7 +368,7 @@ def _upper(inst: Instance, budget: float, threads, runs: Sequence[tuple], seed: 
 
 def _summary_lines(r: GapReport) -> list[str]:
     o = r.optimum
-    lines = [f"gap on {r.instance} ({r.jobs} jobs): one decision at t0 = {short(r.t0_s, 's')}, every resource free",
+    lines = [f"gap on {shown(r.instance)} ({r.jobs} jobs): one decision at t0 = {short(r.t0_s, 's')}, every resource free",
              f"P1 optimum: {short(o.jobs)} jobs started, cost {short(o.cost_usd, 'USD')}, {o.status} "
              f"(bound {short(o.bound_usd, 'USD')}), {short(o.wall_s, 's')}"]
     head = ("policy", "jobs started", "cost", "cost gap", "selection", "placement", "proven")
