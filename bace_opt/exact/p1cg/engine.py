@@ -1,0 +1,149 @@
+"""Column generation for one level of P1's Dantzig-Wolfe master (issue 37, step 3: the root bound).
+
+Loop: solve the restricted master (``master.Master``); price every job with the heuristics
+(``pricing.HeuristicPricer``) and add the placements of negative reduced cost; when the heuristics find none (or
+every ``exact_every`` rounds), price every job exactly (``pricing_exact.ExactPricer``, the one-job walk MILP)
+and take the Lagrangian bound
+
+    LB = z_RMP + sum_j min(-y_conv_j, lb_j)      (lb_j <= the least reduced cost of job j's placements)
+
+which is valid at every iteration (the master is a relaxation of P1 at the level, and its LP is >= LB).  The
+loop stops when the exact round adds no column (then LB = z_RMP: the master's LP optimum is proven), when LB and
+z_RMP meet within ``rel_tol``, or on the time limit (then LB is the certified bound).  Dual stabilisation
+(``smooth``, Wentges): the pricing duals are alpha y_prev_center + (1 - alpha) y; a round that finds no column at
+the smoothed duals is a mis-price and is repeated at the master's own duals (so the proof is unaffected).
+
+Seeds: the price-pack and greedy starts of the compact model (``placement_solution``) as columns, and the
+columns of an earlier level.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..placement_data import PlacementData
+from ..placement_solution import greedy_start, price_pack_start
+from .columns import columns_from_plans, make_column
+from .master import JobDuals, Master
+from .pricing import HeuristicPricer
+from .pricing_exact import ExactPricer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CGResult:
+    level: int
+    bound: float                  # certified lower bound of the level's master LP (level 1: of -count)
+    rmp: float                    # last restricted master value
+    converged: bool               # the exact pricing proved no negative column: bound = the master's LP optimum
+    iterations: int
+    exact_rounds: int
+    columns: int
+    seconds: float
+    artificial: float             # value of the artificial columns at the end (0: the level-1 row is covered)
+    history: list = field(default_factory=list)    # (t, rmp, lb or None, columns)
+    master: Master | None = None
+
+
+@dataclass
+class Pricers:
+    """Per-job pricers of one instance, kept between levels (the exact models take time to build)."""
+    data: PlacementData
+    heur: dict = field(default_factory=dict)
+    exact: dict = field(default_factory=dict)
+    build_s: float = 0.0
+
+    def heuristic(self, j: int) -> HeuristicPricer:
+        if j not in self.heur:
+            self.heur[j] = HeuristicPricer(self.data, self.data.jobs[j])
+        return self.heur[j]
+
+    def exact_pricer(self, j: int) -> ExactPricer:
+        if j not in self.exact:
+            t = time.perf_counter()
+            self.exact[j] = ExactPricer(self.data, self.data.jobs[j])
+            self.build_s += time.perf_counter() - t
+        return self.exact[j]
+
+
+def seed_columns(data: PlacementData) -> list:
+    cols = []
+    pp = price_pack_start(data)
+    if pp:
+        cols += columns_from_plans(data, pp)
+    cols += columns_from_plans(data, greedy_start(data))
+    return cols
+
+
+def column_generation(data: PlacementData, level: int, z1: int | None = None, *, seeds=(), pricers=None,
+                      time_limit: float = 600.0, exact_every: int = 0, smooth: float = 0.0, tol: float = 1e-9,
+                      rel_tol: float = 1e-9, exact_time: float = 30.0, most: int = 3) -> CGResult:
+    """Column generation of level ``level`` (1: min -count; 2: min cost with count >= ``z1``)."""
+    t0 = time.perf_counter()
+    pricers = pricers or Pricers(data)
+    M = Master(data, level, z1)
+    for c in seeds:
+        M.add(c)
+    for d in data.jobs:        # every job priced once at zero duals' heuristics is cheap and helps phase 1
+        hp = pricers.heuristic(d.j)
+        du = JobDuals(level, 0.0, {r: 0.0 for r in d.regions}, {}, [0.0] * len(d.classes), 0.0)
+        for rc, chain, st, routes in hp.price(du, -float("inf"), most=2):
+            M.add(make_column(data, d, chain, st, routes))
+    best_lb, hist = -float("inf"), []
+    it = exact_rounds = 0
+    converged = False
+    center = None
+    rmp = float("nan")
+    scale = max([1.0] + [c.cost for c in M.columns]) if level == 2 else 1.0
+    while True:
+        it += 1
+        rmp, y, _ = M.solve()
+        left = time_limit - (time.perf_counter() - t0)
+        if left <= 0:
+            break
+        yp = y if center is None or not smooth else smooth * center + (1 - smooth) * y
+        added = 0
+        force_exact = exact_every and it % exact_every == 0
+        if not force_exact:
+            for d in data.jobs:
+                du = M.job_duals(yp, d.j)
+                for rc, chain, st, routes in pricers.heuristic(d.j).price(du, tol * scale, most=most):
+                    col = make_column(data, d, chain, st, routes)
+                    if M.job_duals(y, d.j).reduced_cost(col) < -tol * scale and M.add(col):
+                        added += 1
+        if added:
+            center = y if center is None else center
+            hist.append((time.perf_counter() - t0, rmp, None, len(M.columns)))
+            continue
+        if smooth and center is not None and not np.allclose(yp, y):
+            center = y            # mis-price at the smoothed duals: move the centre, try again
+            continue
+        exact_rounds += 1
+        lb_sum, proven = 0.0, True
+        for d in data.jobs:
+            left = time_limit - (time.perf_counter() - t0)
+            du = M.job_duals(y, d.j)
+            lb, col, status = pricers.exact_pricer(d.j).price(du, min(exact_time, max(left, 0.05)), abs_gap=tol * scale)
+            if status != "Optimal":
+                proven = False
+            lb_sum += min(-du.conv, lb)
+            if col is not None and du.reduced_cost(col) < -tol * scale and M.add(col):
+                added += 1
+        lb = rmp + lb_sum
+        best_lb = max(best_lb, lb)
+        hist.append((time.perf_counter() - t0, rmp, lb, len(M.columns)))
+        log.info("CG level %d it %d: rmp %.9g lb %.9g cols %d", level, it, rmp, lb, len(M.columns))
+        if not added:
+            converged = proven
+            if proven:
+                best_lb = max(best_lb, rmp)
+            break
+        if abs(rmp - best_lb) <= rel_tol * max(1.0, abs(rmp)):
+            break
+        center = y
+    return CGResult(level, best_lb, rmp, converged, it, exact_rounds, len(M.columns), time.perf_counter() - t0,
+                    M.artificial(), hist, M)

@@ -1,0 +1,239 @@
+"""The restricted master LP of P1's Dantzig-Wolfe form (issue 37), in highspy.
+
+Variables: lambda_p >= 0 for every column p (a placement of one job, ``columns.Column``).  Rows:
+
+    conv_j     sum_{p of j} lambda_p <= 1                                 at most one placement per job
+    level1     sum_p lambda_p >= z1*                                      (level 2 only: the count fixed)
+    gpu_r      sum_p g_j n_pr lambda_p <= F_r                             P1.13
+    bw_e       sum_p b_pc U_pe lambda_p <= B_e                            P1.14 / P1.36 (U_pe: hops crossing e)
+    count_T    lo_T <= sum_{p of j: G_j >= T} lambda_p <= hi_T            P1.41 (level 2, count fixed)
+    class_f    sum_{p: f_{c(p)} >= f} lambda_p <= k_f                      P1.44 (its first row is a sum of gpu_r here)
+    prop_ij    x_i - x_j >= 0                                             P1.42 (x_j = sum_{p of j} lambda_p)
+    same_ij    Phi_i - Phi_j + Phi^max_i x_j <= Phi^max_i                 P1.43
+
+and, for level 2, one artificial column per ">=" row with cost ``big_m`` (the phase-1 columns: the master is
+feasible from the first iteration, and the artificial columns leave once real columns cover the rows; the
+bound stays valid while they are in, as the master with them is a relaxation).  Objective: level 1 min
+-sum lambda (the count), level 2 min sum cost_p lambda_p.
+
+Every row of the walk model's root that spans several jobs (P1.13, P1.36, P1.41-P1.44, the level-1 row) is here,
+and every column is an integral placement of one job, so the master's LP optimum is at least the walk root LP's
+(the walk model's per-job rows describe a relaxation of the convex hull of the job's placements).
+
+``JobDuals`` is what pricing needs from the duals: the reduced cost of a placement p of job j is
+rc_p = cost_p + const_j + sum_r w_jr n_pr + b_pc sum_e omega_e U_pe + cls_term_j[c(p)].
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import highspy
+import numpy as np
+
+from ..placement_data import PlacementData, count_cuts, proportional_groups
+from ..placement_walk import phi_max
+from .columns import Column
+
+INF = highspy.kHighsInf
+
+
+@dataclass
+class JobDuals:
+    """Dual prices seen by one job's pricing problem (see the module docstring)."""
+    level: int
+    const: float
+    w: dict                     # region -> per stage
+    omega: dict                 # link -> per Gbit/s reserved per hop crossing it (>= 0)
+    cls_term: list              # per speed class of the job
+    conv: float                 # the dual of conv_j (<= 0)
+
+    def reduced_cost(self, col: Column) -> float:
+        base = -1.0 if self.level == 1 else col.cost
+        return (base + self.const + sum(self.w.get(r, 0.0) * n for r, n in zip(col.chain, col.stages))
+                + col.demand * sum(self.omega.get(e, 0.0) * k for e, k in col.links.items()) + self.cls_term[col.cls])
+
+
+def class_rows(data: PlacementData) -> list[tuple[float, int, list[tuple[int, list[int]]]]]:
+    """P1.44's second row per speed f above the slowest: (f, k_f, [(job, classes >= f)]), k_f the most jobs
+    (smallest GPU totals first) that fit the free GPUs of regions of speed >= f (as ``placement_walk``)."""
+    inst = data.inst
+    speed = {r: inst.speed[inst.regions[r].name] for r in range(len(inst.regions))}
+    used = {r for d in data.jobs for r in d.regions}
+    rows = []
+    for f in sorted({speed[r] for r in used})[1:]:
+        cap = sum(data.free_gpus[data.region_names[r]] for r in used if speed[r] >= f)
+        terms = [(d.j, [c for c in range(len(d.classes)) if d.classes[c] >= f]) for d in data.jobs]
+        terms = [(j, cs) for j, cs in terms if cs]
+        k, tot = 0, 0
+        for g in sorted(data.jobs[j].job.gpus for j, _ in terms):
+            if tot + g > cap:
+                break
+            tot, k = tot + g, k + 1
+        if terms:
+            rows.append((f, k, terms))
+    return rows
+
+
+@dataclass
+class Master:
+    """The restricted master of one level (1: max count; 2: min cost with the count >= ``z1``)."""
+    data: PlacementData
+    level: int
+    z1: int | None = None
+    big_m: float = 0.0
+    columns: list = field(default_factory=list)
+    keys: set = field(default_factory=set)
+
+    def __post_init__(self):
+        data = self.data
+        h = self.h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 1)
+        self.rows: list[tuple] = []          # row key per index
+        self.lo: list[float] = []
+        self.hi: list[float] = []
+
+        def row(key, lo, hi):
+            self.rows.append(key)
+            self.lo.append(lo)
+            self.hi.append(hi)
+        for d in data.jobs:
+            row(("conv", d.j), -INF, 1.0)
+        if self.level == 2:
+            row(("level1",), float(self.z1), INF)
+        used = sorted({r for d in data.jobs for r in d.regions})
+        for r in used:
+            row(("gpu", r), -INF, float(data.free_gpus[data.region_names[r]]))
+        for e in sorted({e for d in data.jobs if d.K > 1 for e in d.links}):
+            row(("bw", e), -INF, float(data.free_gbps[e]))
+        self.count_rows = count_cuts(data, self.z1) if self.level == 2 else []
+        for i, (_, lo, hi) in enumerate(self.count_rows):
+            row(("count", i), float(lo) if lo > 0 else -INF, float(hi))
+        self.class_rows = class_rows(data)
+        for i, (_, k, _) in enumerate(self.class_rows):
+            row(("class", i), -INF, float(k))
+        pairs = [(i, j) for g in proportional_groups(data) for i, j in zip(g, g[1:])]
+        self.prop = pairs
+        for i, j in pairs:
+            row(("prop", i, j), 0.0, INF)
+        self.same = [(i, j) for i, j in pairs if data.jobs[i].job.iterations == data.jobs[j].job.iterations]
+        for i, j in self.same:
+            row(("same", i, j), -INF, float(phi_max(data.jobs[i])))
+        self.index = {k: i for i, k in enumerate(self.rows)}
+        n = len(self.rows)
+        h.addRows(n, np.array(self.lo), np.array(self.hi), 0, np.array([], dtype=np.int32),
+                  np.array([], dtype=np.int32), np.array([], dtype=float))
+        h.changeObjectiveSense(highspy.ObjSense.kMinimize)
+        self.n_art = 0
+        self._job_rows = self._rows_of_jobs()
+        if self.level == 2:
+            if not self.big_m:
+                self.big_m = default_big_m(data)
+            for k, i in self.index.items():
+                if self.lo[i] > -INF and k[0] in ("level1", "count"):
+                    h.addCol(self.big_m, 0.0, INF, 1, np.array([i], dtype=np.int32), np.array([1.0]))
+                    self.n_art += 1
+
+    def _rows_of_jobs(self) -> dict:
+        """Per job: the rows whose coefficient on its columns is a constant (row index -> coefficient)."""
+        out = {d.j: {self.index[("conv", d.j)]: 1.0} for d in self.data.jobs}
+        if self.level == 2:
+            for d in self.data.jobs:
+                out[d.j][self.index[("level1",)]] = 1.0
+        for i, (jobs, _, _) in enumerate(self.count_rows):
+            for j in jobs:
+                out[j][self.index[("count", i)]] = 1.0
+        for i, j in self.prop:
+            out[i][self.index[("prop", i, j)]] = 1.0
+            out[j][self.index[("prop", i, j)]] = -1.0
+        for i, j in self.same:
+            out[j][self.index[("same", i, j)]] = float(phi_max(self.data.jobs[i]))
+        return out
+
+    def coefficients(self, col: Column) -> dict[int, float]:
+        """Row index -> coefficient of a column."""
+        co = dict(self._job_rows[col.j])
+        d = self.data.jobs[col.j]
+        for r, g in col.gpus.items():
+            co[self.index[("gpu", r)]] = float(g)
+        for e, k in col.links.items():
+            co[self.index[("bw", e)]] = col.demand * k
+        for i, (f, _, terms) in enumerate(self.class_rows):
+            if d.classes[col.cls] >= f and any(j == col.j for j, _ in terms):
+                co[self.index[("class", i)]] = 1.0
+        for i, j in self.same:
+            if col.j in (i, j):
+                key = self.index[("same", i, j)]
+                co[key] = co.get(key, 0.0) + (col.phi if col.j == i else -col.phi)
+        return co
+
+    def add(self, col: Column) -> bool:
+        """Add a column unless the same placement is in already."""
+        if col.key in self.keys:
+            return False
+        self.keys.add(col.key)
+        co = self.coefficients(col)
+        idx = np.array(sorted(co), dtype=np.int32)
+        self.h.addCol(-1.0 if self.level == 1 else col.cost, 0.0, INF, len(idx), idx,
+                      np.array([co[i] for i in idx]))
+        self.columns.append(col)
+        return True
+
+    def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """(objective, row duals, column values of the real columns)."""
+        h = self.h
+        h.run()
+        st = h.getModelStatus()
+        if st != highspy.HighsModelStatus.kOptimal:
+            raise RuntimeError(f"restricted master: {h.modelStatusToString(st)}")
+        sol = h.getSolution()
+        return (h.getInfo().objective_function_value, np.array(sol.row_dual),
+                np.array(sol.col_value)[self.n_art:])
+
+    def artificial(self) -> float:
+        """The artificial columns' total value (0 when the real columns cover every ">=" row)."""
+        return float(sum(self.h.getSolution().col_value[:self.n_art]))
+
+    def job_duals(self, y: np.ndarray, j: int) -> JobDuals:
+        """The prices one job's pricing sees (HiGHS duals: reduced cost = c - A^T y)."""
+        d = self.data.jobs[j]
+        const = -sum(c * y[i] for i, c in self._job_rows[j].items())
+        w = {r: -d.job.gpus_per_stage * y[self.index[("gpu", r)]] for r in d.regions}
+        for i, jj in self.same:
+            if j in (i, jj):
+                yy = y[self.index[("same", i, jj)]]
+                for r in d.regions:
+                    w[r] -= (r + 1) * yy * (1.0 if j == i else -1.0)
+        omega = {e: -y[self.index[("bw", e)]] for e in d.links if ("bw", e) in self.index} if d.K > 1 else {}
+        cls_term = [0.0] * len(d.classes)
+        for i, (f, _, terms) in enumerate(self.class_rows):
+            if any(jj == j for jj, _ in terms):
+                for c in range(len(d.classes)):
+                    if d.classes[c] >= f:
+                        cls_term[c] -= y[self.index[("class", i)]]
+        return JobDuals(self.level, const, w, omega, cls_term, float(y[self.index[("conv", j)]]))
+
+    def integer_value(self) -> float | None:
+        """The restricted master as a MIP (lambda binary), for an incumbent from the columns at hand; None if it
+        has none (e.g. the artificial columns are needed)."""
+        h = self.h
+        n = h.getNumCol()
+        integ = np.array([highspy.HighsVarType.kInteger] * n)
+        h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), integ)
+        try:
+            h.run()
+            ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+            val = h.getInfo().objective_function_value if ok and self.artificial() < 1e-9 else None
+        finally:
+            h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
+                                    np.array([highspy.HighsVarType.kContinuous] * n))
+        return val
+
+
+def default_big_m(data: PlacementData) -> float:
+    """A cost for the artificial columns above any real one: the sum over jobs of their dearest placement's
+    cost bound (Pi^max_j (slowest base + lat_j x every link's latency) + egress over every link)."""
+    inst = data.inst
+    lat = sum(l.latency_ms for l in inst.links)
+    eg = sum(l.egress_usd_per_gb for l in inst.links) if data.egress else 0.0
+    return 1.0 + sum(d.pi_max * (max(d.base_s) + d.lat_coef * lat) + d.egress_coef * eg for d in data.jobs)
