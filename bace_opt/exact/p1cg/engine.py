@@ -81,11 +81,14 @@ def seed_columns(data: PlacementData) -> list:
 
 def column_generation(data: PlacementData, level: int, z1: int | None = None, *, seeds=(), pricers=None,
                       time_limit: float = 600.0, exact_every: int = 0, smooth: float = 0.0, tol: float = 1e-9,
-                      rel_tol: float = 1e-9, exact_time: float = 30.0, most: int = 3) -> CGResult:
-    """Column generation of level ``level`` (1: min -count; 2: min cost with count >= ``z1``)."""
+                      rel_tol: float = 1e-9, exact_time: float = 30.0, most: int = 3, pack: bool = False,
+                      partial: int = 2) -> CGResult:
+    """Column generation of level ``level`` (1: min -count; 2: min cost with count >= ``z1``).  ``partial``: an
+    exact round stops once that many jobs gave a column (the next one starts after the last job priced); only a
+    round over every job gives a Lagrangian bound."""
     t0 = time.perf_counter()
     pricers = pricers or Pricers(data)
-    M = Master(data, level, z1)
+    M = Master(data, level, z1, pack=pack)
     for c in seeds:
         M.add(c)
     for d in data.jobs:        # every job priced once at zero duals' heuristics is cheap and helps phase 1
@@ -97,6 +100,7 @@ def column_generation(data: PlacementData, level: int, z1: int | None = None, *,
     it = exact_rounds = 0
     converged = False
     center = None
+    start = 0
     rmp = float("nan")
     scale = max([1.0] + [c.cost for c in M.columns]) if level == 2 else 1.0
     while True:
@@ -106,7 +110,7 @@ def column_generation(data: PlacementData, level: int, z1: int | None = None, *,
         if left <= 0:
             break
         yp = y if center is None or not smooth else smooth * center + (1 - smooth) * y
-        added = 0
+        cfg_term, added = M.price_configs(y, tol * scale)
         force_exact = exact_every and it % exact_every == 0
         if not force_exact:
             for d in data.jobs:
@@ -123,17 +127,13 @@ def column_generation(data: PlacementData, level: int, z1: int | None = None, *,
             center = y            # mis-price at the smoothed duals: move the centre, try again
             continue
         exact_rounds += 1
-        lb_sum, proven = 0.0, True
-        for d in data.jobs:
-            left = time_limit - (time.perf_counter() - t0)
-            du = M.job_duals(y, d.j)
-            lb, col, status = pricers.exact_pricer(d.j).price(du, min(exact_time, max(left, 0.05)), abs_gap=tol * scale)
-            if status != "Optimal":
-                proven = False
-            lb_sum += min(-du.conv, lb)
-            if col is not None and du.reduced_cost(col) < -tol * scale and M.add(col):
-                added += 1
-        lb = rmp + lb_sum
+        full, lb_sum, proven, n_add, start = _exact_round(M, data, pricers, y, start, t0, time_limit, exact_time,
+                                                         tol * scale, partial)
+        added += n_add
+        if not full:
+            hist.append((time.perf_counter() - t0, rmp, None, len(M.columns)))
+            continue
+        lb = rmp + lb_sum + cfg_term
         best_lb = max(best_lb, lb)
         hist.append((time.perf_counter() - t0, rmp, lb, len(M.columns)))
         log.info("CG level %d it %d: rmp %.9g lb %.9g cols %d", level, it, rmp, lb, len(M.columns))
@@ -145,5 +145,27 @@ def column_generation(data: PlacementData, level: int, z1: int | None = None, *,
         if abs(rmp - best_lb) <= rel_tol * max(1.0, abs(rmp)):
             break
         center = y
-    return CGResult(level, best_lb, rmp, converged, it, exact_rounds, len(M.columns), time.perf_counter() - t0,
+    return CGResult(level, best_lb, rmp, converged, it, exact_rounds, len(M.columns) + len(M.configs),
+                    time.perf_counter() - t0,
                     M.artificial(), hist, M)
+
+
+def _exact_round(M, data, pricers, y, start, t0, time_limit, exact_time, tol, partial):
+    """Exact pricing from job ``start`` on, until ``partial`` jobs gave a column or every job was priced.
+    Returns (every job priced, sum_j min(-y_conv_j, lb_j), every MILP proven, columns added, next start)."""
+    J = len(data.jobs)
+    lb_sum, proven, added, hits = 0.0, True, 0, 0
+    for k in range(J):
+        d = data.jobs[(start + k) % J]
+        left = time_limit - (time.perf_counter() - t0)
+        du = M.job_duals(y, d.j)
+        lb, col, status = pricers.exact_pricer(d.j).price(du, min(exact_time, max(left, 0.05)), abs_gap=tol)
+        if status != "Optimal":
+            proven = False
+        lb_sum += min(-du.conv, lb)
+        if col is not None and du.reduced_cost(col) < -tol and M.add(col):
+            added += 1
+            hits += 1
+            if partial and hits >= partial and k < J - 1:
+                return False, lb_sum, proven, added, (start + k + 1) % J
+    return True, lb_sum, proven, added, start

@@ -46,10 +46,12 @@ class JobDuals:
     omega: dict                 # link -> per Gbit/s reserved per hop crossing it (>= 0)
     cls_term: list              # per speed class of the job
     conv: float                 # the dual of conv_j (<= 0)
+    fix: dict = field(default_factory=dict)   # region -> per use of the region (packing rows; 0 without)
 
     def reduced_cost(self, col: Column) -> float:
         base = -1.0 if self.level == 1 else col.cost
-        return (base + self.const + sum(self.w.get(r, 0.0) * n for r, n in zip(col.chain, col.stages))
+        return (base + self.const + sum(self.w.get(r, 0.0) * n + self.fix.get(r, 0.0)
+                                        for r, n in zip(col.chain, col.stages))
                 + col.demand * sum(self.omega.get(e, 0.0) * k for e, k in col.links.items()) + self.cls_term[col.cls])
 
 
@@ -81,8 +83,10 @@ class Master:
     level: int
     z1: int | None = None
     big_m: float = 0.0
+    pack: bool = False
     columns: list = field(default_factory=list)
     keys: set = field(default_factory=set)
+    configs: list = field(default_factory=list)
 
     def __post_init__(self):
         data = self.data
@@ -119,12 +123,20 @@ class Master:
         self.same = [(i, j) for i, j in pairs if data.jobs[i].job.iterations == data.jobs[j].job.iterations]
         for i, j in self.same:
             row(("same", i, j), -INF, float(phi_max(data.jobs[i])))
+        self.pack_regions = packing_regions(data) if self.pack else []
+        for r in self.pack_regions:
+            row(("cfg", r), -INF, 1.0)
+            for d in data.jobs:
+                if r in d.cap:
+                    row(("pu", d.j, r), 0.0, 0.0)
+                    row(("pn", d.j, r), -INF, 0.0)
         self.index = {k: i for i, k in enumerate(self.rows)}
         n = len(self.rows)
         h.addRows(n, np.array(self.lo), np.array(self.hi), 0, np.array([], dtype=np.int32),
                   np.array([], dtype=np.int32), np.array([], dtype=float))
         h.changeObjectiveSense(highspy.ObjSense.kMinimize)
         self.n_art = 0
+        self.order: list = []        # ("col", i) / ("cfg", i) per master column after the artificial ones
         self._job_rows = self._rows_of_jobs()
         if self.level == 2:
             if not self.big_m:
@@ -156,6 +168,9 @@ class Master:
         d = self.data.jobs[col.j]
         for r, g in col.gpus.items():
             co[self.index[("gpu", r)]] = float(g)
+            if ("pu", col.j, r) in self.index:
+                co[self.index[("pu", col.j, r)]] = 1.0
+                co[self.index[("pn", col.j, r)]] = float(g // d.job.gpus_per_stage)
         for e, k in col.links.items():
             co[self.index[("bw", e)]] = col.demand * k
         for i, (f, _, terms) in enumerate(self.class_rows):
@@ -172,11 +187,31 @@ class Master:
         if col.key in self.keys:
             return False
         self.keys.add(col.key)
+        self.order.append(("col", len(self.columns)))
         co = self.coefficients(col)
         idx = np.array(sorted(co), dtype=np.int32)
         self.h.addCol(-1.0 if self.level == 1 else col.cost, 0.0, INF, len(idx), idx,
                       np.array([co[i] for i in idx]))
         self.columns.append(col)
+        for r, n in zip(col.chain, col.stages):      # the column's use of r alone is a configuration of r
+            if r in self.pack_regions:
+                self.add_config(r, {col.j: n})
+        return True
+
+    def add_config(self, r: int, conf: dict) -> bool:
+        """A packing configuration of region r: job -> stages (every listed job uses r)."""
+        key = (r, tuple(sorted(conf.items())))
+        if key in self.keys:
+            return False
+        self.keys.add(key)
+        co = {self.index[("cfg", r)]: 1.0}
+        for j, n in conf.items():
+            co[self.index[("pu", j, r)]] = -1.0
+            co[self.index[("pn", j, r)]] = -float(n)
+        idx = np.array(sorted(co), dtype=np.int32)
+        self.h.addCol(0.0, 0.0, INF, len(idx), idx, np.array([co[i] for i in idx]))
+        self.configs.append((len(self.columns) + len(self.configs), r, dict(conf)))
+        self.order.append(("cfg", len(self.configs) - 1))
         return True
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
@@ -187,8 +222,9 @@ class Master:
         if st != highspy.HighsModelStatus.kOptimal:
             raise RuntimeError(f"restricted master: {h.modelStatusToString(st)}")
         sol = h.getSolution()
-        return (h.getInfo().objective_function_value, np.array(sol.row_dual),
-                np.array(sol.col_value)[self.n_art:])
+        vals = np.array(sol.col_value)[self.n_art:]
+        lam = np.array([v for (kind, _), v in zip(self.order, vals) if kind == "col"])
+        return h.getInfo().objective_function_value, np.array(sol.row_dual), lam
 
     def artificial(self) -> float:
         """The artificial columns' total value (0 when the real columns cover every ">=" row)."""
@@ -211,7 +247,27 @@ class Master:
                 for c in range(len(d.classes)):
                     if d.classes[c] >= f:
                         cls_term[c] -= y[self.index[("class", i)]]
-        return JobDuals(self.level, const, w, omega, cls_term, float(y[self.index[("conv", j)]]))
+        fix = {}
+        for r in self.pack_regions:
+            if ("pu", j, r) in self.index:
+                fix[r] = -y[self.index[("pu", j, r)]]
+                w[r] -= y[self.index[("pn", j, r)]]
+        return JobDuals(self.level, const, w, omega, cls_term, float(y[self.index[("conv", j)]]), fix)
+
+    def price_configs(self, y: np.ndarray, tol: float) -> tuple[float, int]:
+        """Exact pricing of every region's configurations (a knapsack DP each): adds those of negative reduced
+        cost; returns (sum over regions of min(-y_cfg_r, least reduced cost): the regions' Lagrangian term, added)."""
+        term, added = 0.0, 0
+        for r in self.pack_regions:
+            items = [(d.j, d.job.gpus_per_stage, d.cap[r], y[self.index[("pu", d.j, r)]],
+                      y[self.index[("pn", d.j, r)]]) for d in self.data.jobs if r in d.cap]
+            val, conf = knapsack(items, self.data.free_gpus[self.data.region_names[r]])
+            ycfg = y[self.index[("cfg", r)]]
+            rc = val - ycfg
+            term += min(-ycfg, rc)
+            if rc < -tol and conf and self.add_config(r, conf):
+                added += 1
+        return term, added
 
     def integer_value(self) -> float | None:
         """The restricted master as a MIP (lambda binary), for an incumbent from the columns at hand; None if it
@@ -228,6 +284,44 @@ class Master:
             h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
                                     np.array([highspy.HighsVarType.kContinuous] * n))
         return val
+
+
+def packing_regions(data: PlacementData) -> list[int]:
+    """Regions where the jobs' most stages together exceed the free GPUs (elsewhere the packing rows add
+    nothing: every combination of the jobs' own placements fits)."""
+    out = []
+    for r in sorted({r for d in data.jobs for r in d.regions}):
+        js = [d for d in data.jobs if r in d.cap]
+        if len(js) > 1 and sum(d.job.gpus_per_stage * d.cap[r] for d in js) > data.free_gpus[data.region_names[r]]:
+            out.append(r)
+    return out
+
+
+def knapsack(items, cap: int) -> tuple[float, dict]:
+    """min over configurations {j: n_j} (n_j in 1..cap_j for the jobs used, sum g_j n_j <= cap) of
+    sum_j (a_j + b_j n_j); items (j, g_j, cap_j, a_j, b_j).  Exact DP over the GPUs used."""
+    dp = np.zeros(cap + 1)
+    choice = []
+    for j, g, cj, a, b in items:
+        new = dp.copy()
+        pick = np.zeros(cap + 1, dtype=int)
+        for n in range(1, cj + 1):
+            wgt = g * n
+            if wgt > cap:
+                break
+            cand = dp[:cap + 1 - wgt] + a + b * n
+            better = cand < new[wgt:] - 1e-15
+            new[wgt:] = np.where(better, cand, new[wgt:])
+            pick[wgt:] = np.where(better, n, pick[wgt:])
+        choice.append((j, g, pick))
+        dp = new
+    conf, c = {}, cap
+    for j, g, pick in reversed(choice):
+        n = int(pick[c])
+        if n:
+            conf[j] = n
+            c -= g * n
+    return float(dp[cap]), conf
 
 
 def default_big_m(data: PlacementData) -> float:

@@ -138,7 +138,8 @@ class HeuristicPricer:
             cost = -1.0
         else:
             cost = rate * (d.base_s[c] + d.lat_coef * lat) + (d.egress_coef * eg if self.data.egress else 0.0)
-        return (cost + du.const + sum(du.w[r] * n for r, n in zip(chain, stages)) + d.demand[c] * bw
+        return (cost + du.const + sum(du.w[r] * n + du.fix.get(r, 0.0) for r, n in zip(chain, stages))
+                + d.demand[c] * bw
                 + du.cls_term[c])
 
     def _candidate(self, du: JobDuals, c: int, regions: list[int]):
@@ -195,7 +196,8 @@ class HeuristicPricer:
         if not any(d.cls_of[r] == c for r in allowed):
             return []
         lvl2 = du.level == 2
-        per = {r: (d.pi[r] * d.base_s[c] if lvl2 else 0.0) + du.w[r] for r in allowed}
+        per = {r: (d.pi[r] * d.base_s[c] if lvl2 else 0.0) + du.w[r] + du.fix.get(r, 0.0) / min(d.cap[r], d.S)
+               for r in allowed}
         order = sorted(allowed, key=lambda r: (per[r], r))
         sets = [[r] for r in order if d.cap[r] >= d.S]
         seen = set()

@@ -85,6 +85,8 @@ class ExactPricer:
             if i is not None:
                 c[i] += v
         for r in d1.regions:
+            if du.fix.get(r):
+                add(m.u[0, r], du.fix[r])
             for cc in range(len(d1.classes)):
                 if (0, r, cc) in m.n:
                     add(m.n[0, r, cc], du.w[r])
