@@ -25,6 +25,8 @@ from .master import JobDuals
 DP_MAX = 9
 ROUNDS = 3
 SEEDS = 6
+LOCAL_SEARCH = 4
+LOCAL_EVALS = 60
 
 
 def _apsp(n: int, edges: list[tuple[int, int, float]]) -> tuple[np.ndarray, np.ndarray]:
@@ -223,14 +225,52 @@ class HeuristicPricer:
         # a set must contain a region of exactly class c (else it is priced in a faster class)
         return [s for s in sets if any(d.cls_of[r] == c for r in s)]
 
-    def price(self, du: JobDuals, tol: float, most: int = 3) -> list[tuple]:
-        """Up to ``most`` distinct placements with rc < -tol, most negative first: (rc, chain, stages, routes)."""
+    def price(self, du: JobDuals, tol: float, most: int = 3, search: int = LOCAL_SEARCH) -> list[tuple]:
+        """Up to ``most`` distinct placements with rc < -tol, most negative first: (rc, chain, stages, routes).
+        ``search``: passes of a local search (add, drop or swap one region) from the best region set of each
+        class."""
         d = self.d
         found = {}
+
+        def keep(cand):
+            if cand is not None and cand[0] < -tol:
+                found[(tuple(cand[1]), tuple(cand[2]), tuple(map(tuple, cand[3])))] = cand
         for c in range(len(d.classes)):
+            best = None
             for regs in self.region_sets(du, c):
                 cand = self._candidate(du, c, regs)
-                if cand is not None and cand[0] < -tol:
-                    key = (tuple(cand[1]), tuple(cand[2]), tuple(map(tuple, cand[3])))
-                    found[key] = cand
+                keep(cand)
+                if cand is not None and (best is None or cand[0] < best[0]):
+                    best = cand
+            if best is not None and search:
+                for cand in self._local(du, c, best, search):
+                    keep(cand)
         return sorted(found.values(), key=lambda t: t[0])[:most]
+
+    def _local(self, du: JobDuals, c: int, best: tuple, passes: int) -> list[tuple]:
+        """First-improvement local search over region sets (add, drop, swap one region) from ``best``."""
+        d = self.d
+        allowed = [r for r in d.regions if d.classes[d.cls_of[r]] >= d.classes[c]]
+        cur, seen, out, budget = best, {frozenset(best[1])}, [], LOCAL_EVALS
+        for _ in range(passes):
+            s = set(cur[1])
+            moves = [s | {r} for r in allowed if r not in s] + [s - {r} for r in s if len(s) > 1] \
+                + [(s - {a}) | {b} for a in s for b in allowed if b not in s]
+            improved = False
+            for m in moves:
+                key = frozenset(m)
+                if key in seen or len(m) > d.K or sum(d.cap[r] for r in m) < d.S \
+                        or not any(d.cls_of[r] == c for r in m):
+                    continue
+                seen.add(key)
+                budget -= 1
+                if budget < 0:
+                    return out
+                cand = self._candidate(du, c, sorted(m))
+                if cand is not None and cand[0] < cur[0] - 1e-12:
+                    cur, improved = cand, True
+                    out.append(cand)
+                    break
+            if not improved:
+                break
+        return out
