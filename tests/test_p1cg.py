@@ -53,6 +53,9 @@ def test_bound_between_root_and_optimum(case, pack):
     assert r2.bound <= opt * (1 + 1e-9) + 1e-12
     root = lp_relaxation_bound(data, 2, {1: z1}, formulation="walk")
     assert r2.bound >= root - 1e-7 * max(1.0, abs(root))
+    # the restricted master as a MIP is a set of placements that fits: never below the optimum
+    inc = r2.master.integer_value(30.0)
+    assert inc is not None and inc >= opt * (1 - 1e-9) - 1e-12
     # the Lagrangian bounds of the history never pass the optimum either
     assert all(lb is None or lb <= opt * (1 + 1e-9) + 1e-12 for _, _, lb, _ in r2.history)
 

@@ -269,18 +269,28 @@ class Master:
                 added += 1
         return term, added
 
-    def integer_value(self) -> float | None:
-        """The restricted master as a MIP (lambda binary), for an incumbent from the columns at hand; None if it
-        has none (e.g. the artificial columns are needed)."""
+    def integer_value(self, time_limit: float = 60.0) -> float | None:
+        """The restricted master as a MIP (lambda binary), for an incumbent from the columns at hand (a set of
+        placements that fits the free resources and meets every row: a P1 placement of the level); None if it
+        has none within ``time_limit`` (e.g. the artificial columns are needed)."""
         h = self.h
+        h.setOptionValue("time_limit", float(time_limit))
+        # the configurations at hand need not hold the incumbent's pattern of any region: the packing rows are
+        # freed for the MIP (the GPU rows keep it feasible) and put back after
+        pk = np.array([i for i, k in enumerate(self.rows) if k[0] in ("cfg", "pu", "pn")], dtype=np.int32)
+        if len(pk):
+            h.changeRowsBounds(len(pk), pk, np.full(len(pk), -INF), np.full(len(pk), INF))
         n = h.getNumCol()
         integ = np.array([highspy.HighsVarType.kInteger] * n)
         h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), integ)
         try:
             h.run()
-            ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+            ok = h.getInfo().primal_solution_status == 2
             val = h.getInfo().objective_function_value if ok and self.artificial() < 1e-9 else None
         finally:
+            h.setOptionValue("time_limit", highspy.kHighsInf)
+            if len(pk):
+                h.changeRowsBounds(len(pk), pk, np.array([self.lo[i] for i in pk]), np.array([self.hi[i] for i in pk]))
             h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
                                     np.array([highspy.HighsVarType.kContinuous] * n))
         return val

@@ -114,6 +114,9 @@ def probe(inst, label, args) -> dict:
         r2 = column_generation(data, 2, z1, seeds=seeds + r1.master.columns, pricers=pricers,
                                time_limit=args.time_limit, pack=(v == "pack"))
         row[f"cg_l2_{v}"] = cg_fields(r2)
+        t = time.perf_counter()
+        row[f"cg_l2_{v}"]["rmp_mip"] = r2.master.integer_value(60.0)      # an incumbent from the columns
+        row[f"cg_l2_{v}"]["rmp_mip_s"] = round(time.perf_counter() - t, 2)
         print(label, v, cg_fields(r2), flush=True)
     row["exact_build_s"] = round(pricers.build_s, 2)
     if not args.no_root:
@@ -124,9 +127,46 @@ def probe(inst, label, args) -> dict:
     return row
 
 
+def _gap(bound, opt):
+    if bound is None or opt is None:
+        return "-"
+    ref = opt[0] if isinstance(opt, (list, tuple)) else opt
+    return f"{100 * (ref - bound) / abs(ref):.3f}"
+
+
+def table(path: Path) -> str:
+    """The markdown table of a results file (the last row per instance)."""
+    rows = {}
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        rows[r["instance"]] = r
+    head = ("| instance | z1 | L1 CG / root (max count) | L2 root LP | L2 CG plain | L2 CG pack | optimum | "
+            "gap % root / plain / pack | CG s plain / pack | it / exact / cols plain | it / exact / cols pack | "
+            "root s | load |")
+    out = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows.values():
+        p, k = r.get("cg_l2_plain", {}), r.get("cg_l2_pack", {})
+        opt = r.get("known_l2")
+        root = r.get("root_l2")
+        opts = "-" if opt is None else (f"[{opt[0]}, {opt[1]}]" if isinstance(opt, list) else f"{opt:.6f}")
+        out.append("| " + " | ".join([
+            r["instance"], str(r["z1"]),
+            f"{-r['cg_l1']['bound']:.4f} / " + ("-" if r.get("root_l1") is None else f"{-r['root_l1']:.4f}"),
+            "-" if root is None else f"{root:.6f}",
+            "-" if not p else f"{p['bound']:.6f}" + ("" if p["converged"] else " (LB)"),
+            "-" if not k else f"{k['bound']:.6f}" + ("" if k["converged"] else " (LB)"),
+            opts, f"{_gap(root, opt)} / {_gap(p.get('bound'), opt)} / {_gap(k.get('bound'), opt)}",
+            f"{p.get('seconds', '-')} / {k.get('seconds', '-')}",
+            f"{p.get('iterations', '-')} / {p.get('exact_rounds', '-')} / {p.get('columns', '-')}",
+            f"{k.get('iterations', '-')} / {k.get('exact_rounds', '-')} / {k.get('columns', '-')}",
+            "-" if r.get("root_l2_s") is None else f"{r['root_l2_s']:.1f}",
+            f"{r['load_before']:.1f}-{r['load_after']:.1f}"]) + " |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("family")
+    ap.add_argument("family", help="a family, or 'table' to print the results file as markdown")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--time-limit", type=float, default=600.0)
     ap.add_argument("--variants", default="plain,pack")
@@ -134,6 +174,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(HERE / "results" / "root.jsonl"))
     args = ap.parse_args(argv)
     out = Path(args.out)
+    if args.family == "table":
+        print(table(out))
+        return 0
     out.parent.mkdir(parents=True, exist_ok=True)
     for inst, label in instances(args.family, [int(s) for s in args.seeds.split(",")]):
         row = probe(inst, label, args)
