@@ -152,15 +152,22 @@ def column_generation(data: PlacementData, level: int, z1: int | None = None, *,
 
 def _exact_round(M, data, pricers, y, start, t0, time_limit, exact_time, tol, partial):
     """Exact pricing from job ``start`` on, until ``partial`` jobs gave a column or every job was priced.
-    Returns (every job priced, sum_j min(-y_conv_j, lb_j), every MILP proven, columns added, next start)."""
+    Each MILP looks only for reduced costs below -tol and stops at the first (``ExactPricer.price``); if HiGHS
+    stops on a solution that is not below -tol, the MILP is solved out.
+    Returns (every job priced, sum_j min(-y_conv_j, lb_j), every lb_j >= -tol, columns added, next start)."""
     J = len(data.jobs)
     lb_sum, proven, added, hits = 0.0, True, 0, 0
     for k in range(J):
         d = data.jobs[(start + k) % J]
         left = time_limit - (time.perf_counter() - t0)
         du = M.job_duals(y, d.j)
-        lb, col, status = pricers.exact_pricer(d.j).price(du, min(exact_time, max(left, 0.05)), abs_gap=tol)
-        if status != "Optimal":
+        ep = pricers.exact_pricer(d.j)
+        lb, col, status = ep.price(du, min(exact_time, max(left, 0.05)), abs_gap=tol, cutoff=-tol, first=True)
+        if status == "Solution limit reached" and (col is None or du.reduced_cost(col) >= -tol):
+            # HiGHS may stop on a solution above the cutoff (models/placement.md 9d (c)): solve it out
+            left = time_limit - (time.perf_counter() - t0)
+            lb, col, status = ep.price(du, min(exact_time, max(left, 0.05)), abs_gap=tol, cutoff=-tol)
+        if not lb >= -tol * (1 + 1e-9):     # this job's least reduced cost is not proven >= -tol
             proven = False
         lb_sum += min(-du.conv, lb)
         if col is not None and du.reduced_cost(col) < -tol and M.add(col):

@@ -108,8 +108,14 @@ class ExactPricer:
             off += du.cls_term[0]
         return c, off
 
-    def price(self, du: JobDuals, time_limit: float = 60.0, abs_gap: float = 1e-9) -> tuple[float, Column | None, str]:
-        """(lower bound on the least reduced cost, the best placement found as a column or None, HiGHS status)."""
+    def price(self, du: JobDuals, time_limit: float = 60.0, abs_gap: float = 1e-9,
+              cutoff: float | None = None, first: bool = False) -> tuple[float, Column | None, str]:
+        """(lower bound on the least reduced cost, the best placement found as a column or None, HiGHS status).
+
+        ``cutoff``: only placements of reduced cost below it are looked for (HiGHS's objective bound); when none
+        exists the solve ends infeasible and the lower bound is the cutoff.  ``first``: stop at the first such
+        placement (a column for the master; the lower bound is then HiGHS's dual bound at that moment, valid but
+        not the least reduced cost)."""
         h = self.h
         c, off = self._costs(du)
         h.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), c)
@@ -117,18 +123,22 @@ class ExactPricer:
         h.setOptionValue("time_limit", float(max(time_limit, 0.05)))
         h.setOptionValue("mip_rel_gap", 1e-9)
         h.setOptionValue("mip_abs_gap", abs_gap)
+        h.setOptionValue("objective_bound", float(cutoff) if cutoff is not None else highspy.kHighsInf)
+        h.setOptionValue("mip_max_improving_sols", 1 if first else highspy.kHighsIInf)
         h.run()
         st = h.getModelStatus()
         info = h.getInfo()
         status = h.modelStatusToString(st)
-        if st == highspy.HighsModelStatus.kInfeasible:
-            return float("inf"), None, status
-        lb = info.mip_dual_bound
-        if st == highspy.HighsModelStatus.kOptimal:
-            lb = min(lb, info.objective_function_value)
         col = None
         if info.primal_solution_status == 2:        # a feasible solution is at hand
             col = self._decode(np.array(h.getSolution().col_value))
+        if st == highspy.HighsModelStatus.kInfeasible:
+            return (float("inf") if cutoff is None else float(cutoff)), None, status
+        lb = info.mip_dual_bound
+        if st == highspy.HighsModelStatus.kOptimal and col is not None:
+            lb = min(lb, info.objective_function_value)
+        if cutoff is not None:
+            lb = min(lb, cutoff)
         return float(lb), col, status
 
     def _decode(self, vals: np.ndarray) -> Column | None:
