@@ -2,7 +2,7 @@
 
 Loop: solve the restricted master (``master.Master``); price every job with the heuristics
 (``pricing.HeuristicPricer``) and add the placements of negative reduced cost; when the heuristics find none (or
-every ``exact_every`` rounds), price every job exactly (``pricing_exact.ExactPricer``, the one-job walk MILP)
+when ``bound_every`` x the time limit has passed since the last full round: a bound round), price every job exactly (``pricing_exact.ExactPricer``, the one-job walk MILP)
 and take the Lagrangian bound
 
     LB = z_RMP + sum_j min(-y_conv_j, lb_j)      (lb_j <= the least reduced cost of job j's placements)
@@ -80,7 +80,7 @@ def seed_columns(data: PlacementData) -> list:
 
 
 def column_generation(data: PlacementData, level: int, z1: int | None = None, *, seeds=(), pricers=None,
-                      time_limit: float = 600.0, exact_every: int = 0, smooth: float = 0.0, tol: float = 1e-9,
+                      time_limit: float = 600.0, bound_every: float = 0.2, smooth: float = 0.0, tol: float = 1e-9,
                       rel_tol: float = 1e-9, exact_time: float = 30.0, most: int = 3, pack: bool = False,
                       partial: int = 2) -> CGResult:
     """Column generation of level ``level`` (1: min -count; 2: min cost with count >= ``z1``).  ``partial``: an
@@ -101,6 +101,7 @@ def column_generation(data: PlacementData, level: int, z1: int | None = None, *,
     converged = False
     center = None
     start = 0
+    last_bound = 0.0
     rmp = float("nan")
     scale = max([1.0] + [c.cost for c in M.columns]) if level == 2 else 1.0
     while True:
@@ -111,24 +112,28 @@ def column_generation(data: PlacementData, level: int, z1: int | None = None, *,
             break
         yp = y if center is None or not smooth else smooth * center + (1 - smooth) * y
         cfg_term, added = M.price_configs(y, tol * scale)
-        force_exact = exact_every and it % exact_every == 0
-        if not force_exact:
+        now = time.perf_counter() - t0
+        bound_round = bound_every and now - last_bound >= bound_every * time_limit
+        if not bound_round:
             for d in data.jobs:
                 du = M.job_duals(yp, d.j)
                 for rc, chain, st, routes in pricers.heuristic(d.j).price(du, tol * scale, most=most):
                     col = make_column(data, d, chain, st, routes)
                     if M.job_duals(y, d.j).reduced_cost(col) < -tol * scale and M.add(col):
                         added += 1
-        if added:
+        if added and not bound_round:
             center = y if center is None else center
             hist.append((time.perf_counter() - t0, rmp, None, len(M.columns)))
             continue
-        if smooth and center is not None and not np.allclose(yp, y):
+        if smooth and not bound_round and center is not None and not np.allclose(yp, y):
             center = y            # mis-price at the smoothed duals: move the centre, try again
             continue
         exact_rounds += 1
         full, lb_sum, proven, n_add, start = _exact_round(M, data, pricers, y, start, t0, time_limit, exact_time,
-                                                         tol * scale, partial)
+                                                         tol * scale, 0 if bound_round else partial,
+                                                         whole=bool(bound_round))
+        if full:
+            last_bound = time.perf_counter() - t0
         added += n_add
         if not full:
             hist.append((time.perf_counter() - t0, rmp, None, len(M.columns)))
@@ -150,10 +155,11 @@ def column_generation(data: PlacementData, level: int, z1: int | None = None, *,
                     M.artificial(), hist, M)
 
 
-def _exact_round(M, data, pricers, y, start, t0, time_limit, exact_time, tol, partial):
+def _exact_round(M, data, pricers, y, start, t0, time_limit, exact_time, tol, partial, whole=False):
     """Exact pricing from job ``start`` on, until ``partial`` jobs gave a column or every job was priced.
     Each MILP looks only for reduced costs below -tol and stops at the first (``ExactPricer.price``); if HiGHS
-    stops on a solution that is not below -tol, the MILP is solved out.
+    stops on a solution that is not below -tol, the MILP is solved out.  ``whole``: every MILP solved to its
+    optimum, no cutoff (a bound round: the Lagrangian bound of the moment).
     Returns (every job priced, sum_j min(-y_conv_j, lb_j), every lb_j >= -tol, columns added, next start)."""
     J = len(data.jobs)
     lb_sum, proven, added, hits = 0.0, True, 0, 0
@@ -162,7 +168,8 @@ def _exact_round(M, data, pricers, y, start, t0, time_limit, exact_time, tol, pa
         left = time_limit - (time.perf_counter() - t0)
         du = M.job_duals(y, d.j)
         ep = pricers.exact_pricer(d.j)
-        lb, col, status = ep.price(du, min(exact_time, max(left, 0.05)), abs_gap=tol, cutoff=-tol, first=True)
+        lb, col, status = ep.price(du, min(exact_time, max(left, 0.05)), abs_gap=tol, cutoff=None if whole else -tol,
+                                   first=not whole)
         if status == "Solution limit reached" and (col is None or du.reduced_cost(col) >= -tol):
             # HiGHS may stop on a solution above the cutoff (models/placement.md 9d (c)): solve it out
             left = time_limit - (time.perf_counter() - t0)
