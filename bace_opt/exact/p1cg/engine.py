@@ -81,7 +81,7 @@ def seed_columns(data: PlacementData) -> list:
 
 def column_generation(data: PlacementData, level: int, z1: int | None = None, *, seeds=(), pricers=None,
                       time_limit: float = 600.0, bound_every: float = 0.2, smooth: float = 0.0, tol: float = 1e-9,
-                      rel_tol: float = 1e-9, exact_time: float = 30.0, most: int = 3, pack: bool = False,
+                      rel_tol: float = 1e-9, exact_time: float = 120.0, most: int = 3, pack: bool = False,
                       partial: int = 2) -> CGResult:
     """Column generation of level ``level`` (1: min -count; 2: min cost with count >= ``z1``).  ``partial``: an
     exact round stops once that many jobs gave a column (the next one starts after the last job priced); only a

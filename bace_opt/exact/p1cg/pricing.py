@@ -228,7 +228,7 @@ class HeuristicPricer:
     def price(self, du: JobDuals, tol: float, most: int = 3, search: int = LOCAL_SEARCH) -> list[tuple]:
         """Up to ``most`` distinct placements with rc < -tol, most negative first: (rc, chain, stages, routes).
         ``search``: passes of a local search (add, drop or swap one region) from the best region set of each
-        class."""
+        class, run only when the region sets gave no placement below -tol in that class."""
         d = self.d
         found = {}
 
@@ -242,7 +242,7 @@ class HeuristicPricer:
                 keep(cand)
                 if cand is not None and (best is None or cand[0] < best[0]):
                     best = cand
-            if best is not None and search:
+            if best is not None and search and best[0] >= -tol:     # only where the sets found nothing
                 for cand in self._local(du, c, best, search):
                     keep(cand)
         return sorted(found.values(), key=lambda t: t[0])[:most]
