@@ -70,27 +70,49 @@ class Pricers:
         return self.exact[j]
 
 
-def seed_columns(data: PlacementData) -> list:
-    cols = []
+def lp_support(M: Master) -> list:
+    """(column, value) of the master's LP optimum, values > 1e-9."""
+    _, _, lam = M.solve()
+    return [(c, float(v)) for c, v in zip(M.columns, lam) if v > 1e-9]
+
+
+def start_solutions(data: PlacementData) -> list[list]:
+    """The price-pack and greedy starts of the compact model (``placement_solution``), each as its columns."""
+    out = []
     pp = price_pack_start(data)
     if pp:
-        cols += columns_from_plans(data, pp)
-    cols += columns_from_plans(data, greedy_start(data))
-    return cols
+        out.append(columns_from_plans(data, pp))
+    out.append(columns_from_plans(data, greedy_start(data)))
+    return out
 
 
-def column_generation(data: PlacementData, level: int, z1: int | None = None, *, seeds=(), pricers=None,
+def seed_columns(data: PlacementData) -> list:
+    return [c for sol in start_solutions(data) for c in sol]
+
+
+def column_generation(data: PlacementData, level: int, z1: int | None = None, *, seeds=(), support=(), starts=(),
+                      pricers=None,
                       time_limit: float = 600.0, bound_every: float = 0.2, smooth: float = 0.0, tol: float = 1e-9,
                       rel_tol: float = 1e-9, exact_time: float = 120.0, most: int = 3, pack: bool = False,
                       partial: int = 2) -> CGResult:
     """Column generation of level ``level`` (1: min -count; 2: min cost with count >= ``z1``).  ``partial``: an
     exact round stops once that many jobs gave a column (the next one starts after the last job priced); only a
-    round over every job gives a Lagrangian bound."""
+    round over every job gives a Lagrangian bound.  ``support`` (with ``pack``): (column, value) pairs of an LP
+    solution of the plain master, added as columns and packed into first configurations (``Master.seed_configs``);
+    ``starts`` (with ``pack``): integral solutions (lists of columns) whose region patterns are first configurations
+    (``Master.solution_configs``), so that the master holds them from the start."""
     t0 = time.perf_counter()
     pricers = pricers or Pricers(data)
     M = Master(data, level, z1, pack=pack)
     for c in seeds:
         M.add(c)
+    if pack:
+        for sol in starts:
+            M.solution_configs(sol)
+    if pack and support:
+        for c, _ in support:
+            M.add(c)
+        M.seed_configs(support)
     for d in data.jobs:        # every job priced once at zero duals' heuristics is cheap and helps phase 1
         hp = pricers.heuristic(d.j)
         du = JobDuals(level, 0.0, {r: 0.0 for r in d.regions}, {}, [0.0] * len(d.classes), 0.0)

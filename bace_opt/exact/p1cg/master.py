@@ -198,6 +198,42 @@ class Master:
                 self.add_config(r, {col.j: n})
         return True
 
+    def solution_configs(self, cols: list) -> int:
+        """The region patterns of an integral solution (columns of distinct jobs that fit together, e.g. a start):
+        with them the master holds that solution from the first iteration."""
+        added = 0
+        for r in self.pack_regions:
+            conf = {c.j: n for c in cols for rr, n in zip(c.chain, c.stages) if rr == r}
+            if conf and self.add_config(r, conf):
+                added += 1
+        return added
+
+    def seed_configs(self, support: list, orders: int = 20, seed: int = 0) -> int:
+        """First-fit packings of region r from the placements of an LP solution (``support``: (column, value)
+        pairs, e.g. the plain master's optimum): for each of ``orders`` random orders of those placements (the
+        larger values first in the first order), each job's stages in r from the first of its placements that
+        still fits.  They let the master with packing rows start near the plain master's value instead of from
+        one job per configuration."""
+        import random
+        rng = random.Random(seed)
+        added = 0
+        for r in self.pack_regions:
+            uses = [(v, c.j, n) for c, v in support for rr, n in zip(c.chain, c.stages) if rr == r]
+            if not uses:
+                continue
+            cap = self.data.free_gpus[self.data.region_names[r]]
+            for k in range(orders):
+                order = sorted(uses, key=lambda t: -t[0]) if k == 0 else rng.sample(uses, len(uses))
+                conf, left = {}, cap
+                for _, j, n in order:
+                    g = self.data.jobs[j].job.gpus_per_stage
+                    if j not in conf and g * n <= left:
+                        conf[j] = n
+                        left -= g * n
+                if conf and self.add_config(r, conf):
+                    added += 1
+        return added
+
     def add_config(self, r: int, conf: dict) -> bool:
         """A packing configuration of region r: job -> stages (every listed job uses r)."""
         key = (r, tuple(sorted(conf.items())))

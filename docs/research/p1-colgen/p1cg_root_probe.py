@@ -21,7 +21,7 @@ import os
 import time
 from pathlib import Path
 
-from bace_opt.exact.p1cg.engine import Pricers, column_generation, seed_columns
+from bace_opt.exact.p1cg.engine import Pricers, column_generation, lp_support, start_solutions
 from bace_opt.exact.placement_data import PlacementData, count_upper_bound
 from bace_opt.instance import load_instance
 
@@ -103,17 +103,24 @@ def probe(inst, label, args) -> dict:
     row = {"instance": label, "load_before": load(), "started_utc": time.strftime("%H:%M:%S", time.gmtime())}
     data = PlacementData(inst)
     t = time.perf_counter()
-    seeds = seed_columns(data)
+    starts = start_solutions(data)
+    seeds = [c for sol in starts for c in sol]
     row["seed_s"] = round(time.perf_counter() - t, 2)
     z1, how = level1_optimum(inst, data, args.time_limit)
     row.update(z1=z1, z1_from=how, jobs=len(data.jobs), regions=len(inst.regions))
     pricers = Pricers(data)
     r1 = column_generation(data, 1, seeds=seeds, pricers=pricers, time_limit=args.time_limit)
     row["cg_l1"] = cg_fields(r1)
+    plain = None
     for v in args.variants.split(","):
         cpu = time.process_time()
-        r2 = column_generation(data, 2, z1, seeds=seeds + r1.master.columns, pricers=pricers,
-                               time_limit=args.time_limit, pack=(v == "pack"))
+        more, support = [], []
+        if v == "pack" and plain is not None:     # start from the plain master's columns and LP optimum
+            more, support = plain.master.columns, lp_support(plain.master)
+        r2 = column_generation(data, 2, z1, seeds=seeds + r1.master.columns + more, support=support, starts=starts,
+                               pricers=pricers, time_limit=args.time_limit, pack=(v == "pack"))
+        if v == "plain":
+            plain = r2
         row[f"cg_l2_{v}"] = cg_fields(r2)
         row[f"cg_l2_{v}"]["cpu_s"] = round(time.process_time() - cpu, 2)
         t = time.perf_counter()
