@@ -11,7 +11,7 @@ import pytest
 import bace_opt as bo
 from bace_opt.evaluate import make_schedule, price_plan
 from bace_opt.exact.p1cg.columns import fits_alone, make_column, model_cost
-from bace_opt.exact.p1cg.engine import Pricers, column_generation, seed_columns
+from bace_opt.exact.p1cg.engine import Pricers, column_generation, lp_support, start_solutions
 from bace_opt.exact.p1cg.master import JobDuals, knapsack
 from bace_opt.exact.p1cg.pricing import HeuristicPricer
 from bace_opt.exact.p1cg.pricing_exact import ExactPricer
@@ -36,19 +36,25 @@ def case(request):
     inst = load_instance(INST / request.param)
     data = PlacementData(inst)
     z1, opt = _optimum(inst)
-    seeds = seed_columns(data)
+    starts = start_solutions(data)
+    seeds = [c for sol in starts for c in sol]
     pricers = Pricers(data)
     r1 = column_generation(data, 1, seeds=seeds, pricers=pricers, time_limit=120)
-    return inst, data, z1, opt, seeds, pricers, r1
+    plain = column_generation(data, 2, z1, seeds=seeds + r1.master.columns, pricers=pricers, time_limit=120)
+    return inst, data, z1, opt, seeds, pricers, r1, plain, starts
 
 
 @pytest.mark.parametrize("pack", [False, True])
 def test_bound_between_root_and_optimum(case, pack):
-    inst, data, z1, opt, seeds, pricers, r1 = case
+    inst, data, z1, opt, seeds, pricers, r1, plain, starts = case
     assert r1.converged
     assert -r1.bound >= z1 - 1e-7                       # level 1: -bound is an upper bound of the count
     assert -r1.bound <= -lp_relaxation_bound(data, 1, formulation="walk") + 1e-7
-    r2 = column_generation(data, 2, z1, seeds=seeds + r1.master.columns, pricers=pricers, time_limit=120, pack=pack)
+    r2 = plain
+    if pack:       # as the probe runs it: from the plain master's columns, LP optimum and the starts' patterns
+        r2 = column_generation(data, 2, z1, seeds=seeds + plain.master.columns, support=lp_support(plain.master),
+                               starts=starts, pricers=pricers, time_limit=120, pack=True)
+        assert r2.bound >= plain.bound - 1e-9 * max(1.0, abs(plain.bound))
     assert r2.converged and r2.artificial < 1e-9
     assert r2.bound <= opt * (1 + 1e-9) + 1e-12
     root = lp_relaxation_bound(data, 2, {1: z1}, formulation="walk")
@@ -61,8 +67,8 @@ def test_bound_between_root_and_optimum(case, pack):
 
 
 def test_columns_priced_by_the_evaluator(case):
-    inst, data, z1, opt, seeds, pricers, r1 = case
-    cols = r1.master.columns
+    inst, data, z1, opt, seeds, pricers, r1, plain, starts = case
+    cols = r1.master.columns + plain.master.columns
     assert cols
     for c in cols:
         plan = c.plan(data)

@@ -86,10 +86,6 @@ def start_solutions(data: PlacementData) -> list[list]:
     return out
 
 
-def seed_columns(data: PlacementData) -> list:
-    return [c for sol in start_solutions(data) for c in sol]
-
-
 def column_generation(data: PlacementData, level: int, z1: int | None = None, *, seeds=(), support=(), starts=(),
                       pricers=None,
                       time_limit: float = 600.0, bound_every: float = 0.2, smooth: float = 0.0, tol: float = 1e-9,
