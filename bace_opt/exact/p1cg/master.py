@@ -93,6 +93,9 @@ class Master:
         h = self.h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", 1)
+        # reduced costs of the master's own columns >= -1e-10 at its optimum, below the pricing tolerance, so a
+        # placement already in the master is never priced as a new negative column
+        h.setOptionValue("dual_feasibility_tolerance", 1e-10)
         self.rows: list[tuple] = []          # row key per index
         self.lo: list[float] = []
         self.hi: list[float] = []
