@@ -146,3 +146,20 @@ def test_knapsack_against_brute_force():
         assert val == pytest.approx(best, abs=1e-9)
         assert sum(items[j][1] * n for j, n in conf.items()) <= cap
         assert val == pytest.approx(sum(items[j][3] + items[j][4] * n for j, n in conf.items()), abs=1e-9)
+
+
+@pytest.mark.parametrize("name", TINY)
+def test_starts_are_solutions_of_the_pack_master(name):
+    """The starts (reordered for P1.42/P1.43) with their region patterns are feasible in the master with packing
+    rows: no artificial column, value = their cost."""
+    from bace_opt.exact.p1cg.master import Master
+    inst = load_instance(INST / name)
+    data = PlacementData(inst)
+    for sol in start_solutions(data):
+        M = Master(data, 2, len(sol), pack=True)
+        for c in sol:
+            M.add(c)
+        M.solution_configs(sol)
+        val, _, _ = M.solve()
+        assert M.artificial() < 1e-9
+        assert val <= sum(c.cost for c in sol) * (1 + 1e-9) + 1e-12

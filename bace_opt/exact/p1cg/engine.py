@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..placement_data import PlacementData
-from ..placement_solution import greedy_start, price_pack_start
+from ..placement_solution import greedy_start, plans_from_solution, price_pack_start, solution_from_plans
 from .columns import columns_from_plans, make_column
 from .master import JobDuals, Master
 from .pricing import HeuristicPricer
@@ -83,10 +83,10 @@ def lp_support(M: Master) -> list:
 def start_solutions(data: PlacementData) -> list[list]:
     """The price-pack and greedy starts of the compact model (``placement_solution``), each as its columns."""
     out = []
-    pp = price_pack_start(data)
-    if pp:
-        out.append(columns_from_plans(data, pp))
-    out.append(columns_from_plans(data, greedy_start(data)))
+    for plans in (price_pack_start(data), greedy_start(data)):
+        sol = solution_from_plans(data, plans) if plans else None
+        if sol is not None:     # reordered to meet P1.42/P1.43 (the master has those rows), as the MIP starts are
+            out.append(columns_from_plans(data, plans_from_solution(data, sol)[0]))
     return out
 
 
