@@ -137,10 +137,20 @@ def probe(inst, label, args) -> dict:
 
 
 def _gap(bound, opt):
-    if bound is None or opt is None:
+    if bound is None or opt is None or bound < -1e300:
         return "-"
     ref = opt[0] if isinstance(opt, (list, tuple)) else opt
     return f"{100 * (ref - bound) / abs(ref):.3f}"
+
+
+def _cg(r: dict) -> str:
+    """A level-2 CG figure: the converged master's LP value, or 'LB x, RMP y' (certified bound, restricted master)."""
+    if not r:
+        return "-"
+    if r["converged"]:
+        return f"{r['bound']:.6f}"
+    lb = "none" if r["bound"] in (None, float("-inf")) or r["bound"] < -1e300 else f"{r['bound']:.4f}"
+    return f"LB {lb}, RMP {r['rmp']:.4f}"
 
 
 def table(path: Path) -> str:
@@ -150,7 +160,7 @@ def table(path: Path) -> str:
         r = json.loads(line)
         rows[r["instance"]] = r
     head = ("| instance | z1 | L1 CG / root (max count) | L2 root LP | L2 CG plain | L2 CG pack | optimum | "
-            "gap % root / plain / pack | CG s plain / pack | it / exact / cols plain | it / exact / cols pack | "
+            "gap % root / plain / pack | CG s (CPU s) plain / pack | it / exact / cols plain | it / exact / cols pack | "
             "root s | load |")
     out = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows.values():
@@ -162,10 +172,9 @@ def table(path: Path) -> str:
             r["instance"], str(r["z1"]),
             f"{-r['cg_l1']['bound']:.4f} / " + ("-" if r.get("root_l1") is None else f"{-r['root_l1']:.4f}"),
             "-" if root is None else f"{root:.6f}",
-            "-" if not p else f"{p['bound']:.6f}" + ("" if p["converged"] else " (LB)"),
-            "-" if not k else f"{k['bound']:.6f}" + ("" if k["converged"] else " (LB)"),
+            _cg(p), _cg(k),
             opts, f"{_gap(root, opt)} / {_gap(p.get('bound'), opt)} / {_gap(k.get('bound'), opt)}",
-            f"{p.get('seconds', '-')} / {k.get('seconds', '-')}",
+            f"{p.get('seconds', '-')} ({p.get('cpu_s', '-')}) / {k.get('seconds', '-')} ({k.get('cpu_s', '-')})",
             f"{p.get('iterations', '-')} / {p.get('exact_rounds', '-')} / {p.get('columns', '-')}",
             f"{k.get('iterations', '-')} / {k.get('exact_rounds', '-')} / {k.get('columns', '-')}",
             "-" if r.get("root_l2_s") is None else f"{r['root_l2_s']:.1f}",
