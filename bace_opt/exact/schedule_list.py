@@ -259,6 +259,7 @@ def improve(ls: ListScheduler, orders, budget_s: float, goal: str = "jct", mu: f
         if best is None or v < best[0]:
             best = (v, list(o), (sol, states))
     v, order, (sol, states) = best
+    start = (v, order, sol)
     n = len(order)
     while n > 1 and time.perf_counter() < t_end and not (stop and stop()) and (max_evals is None or
                                                                                evals < max_evals):
@@ -277,4 +278,13 @@ def improve(ls: ListScheduler, orders, budget_s: float, goal: str = "jct", mu: f
         evals += 1
         if v2 <= v:
             v, order, sol, states = v2, cand, s2, st2
+    if order is not start[1]:
+        # the moves were evaluated incrementally (``run_from`` reusing the prefix's placements), which can drift
+        # from a run of the whole order: report what the order itself gives, so that it reproduces the schedule
+        # (never worse than the best start, which was run whole)
+        full, _ = ls.run_from(order, goal, mu)          # a check, not a search step: not counted in evals
+        vf = ls.value(full, goal, mu)
+        if vf > start[0]:
+            return start[0], start[1], start[2], evals
+        v, sol = vf, full
     return v, order, sol, evals
