@@ -32,6 +32,10 @@ def add_parser(sub):
                    help="highs: HiGHS via Pyomo; scip / mathopt-highs: the same model via MPS and OR-Tools "
                         "MathOpt; cpsat: OR-Tools CP-SAT model; race (placement): --race-members in parallel "
                         "processes, the first proof wins")
+    p.add_argument("--engine", choices=("auto", "walk", "cg"), default=None,
+                   help="P1 engine (placement; separate from --solver, which names the back end): walk, the compact "
+                        "MILP; cg, column generation with branch-and-price on HiGHS; auto (default): walk up to "
+                        "100,000 binaries of the walk model, cg above (models/placement.md section 11)")
     p.add_argument("--race-members", default=None, metavar="A,B",
                    help="back ends of --solver race (default highs,cpsat; e.g. highs,cpsat,scip)")
     p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S", help="wall-clock limit, s (default 60)")
@@ -81,6 +85,10 @@ def run(args) -> int:
         if args.solver != "race":
             raise InputError("--race-members applies to --solver race only")
         kw["race_members"] = [m.strip() for m in args.race_members.split(",") if m.strip()]
+    if args.engine is not None:
+        if args.problem != "placement":
+            raise InputError("--engine applies to --problem placement only")
+        kw["engine"] = args.engine
     if args.bracket:
         if args.problem != "schedule":
             raise InputError("--bracket applies to --problem schedule only")
@@ -160,6 +168,9 @@ def summary(args, sched, inst) -> dict:
         d["cost_at_t0_usd"] = sched.meta.get("cost_at_t0_usd")
         d["evaluated_cost_usd"] = sched.meta.get("evaluated_cost_usd")
         d["p1_cost_counts_egress"] = bool(inst.objective.egress)
+        d["engine"] = sched.meta.get("engine")
+        d["engine_rule"] = x.get("engine_rule")
+        d["start"] = sched.meta.get("start")
     return d
 
 
@@ -189,7 +200,8 @@ def honest_schedule_fields(d: dict, s, x: dict) -> None:
 def print_summary(d: dict) -> None:
     u = d["objective_unit"]
     print(f"problem: {d['problem']}   solver: {d['solver']}   status: {d['status'] or '-'}"
-          + (f"   proved by: {d.get('proved_by') or '-'}" if "proved_by" in d else ""))
+          + (f"   proved by: {d.get('proved_by') or '-'}" if "proved_by" in d else "")
+          + (f"   engine: {d['engine']} ({d.get('engine_rule')})" if d.get("engine") else ""))
     if d["status"] is not None:
         mu = f", mu = {short(d['mu_s_per_usd'])} s/USD" if d["mu_s_per_usd"] is not None else ""
         none = ("" if d["bound"] is not None or d["problem"] != "schedule" else
@@ -214,6 +226,8 @@ def print_summary(d: dict) -> None:
             print(f"  level {lv['level']} {lv['name']} ({lv['sense']}): {lv['status']}  objective "
                   f"{short(lv['objective'], lu)}  bound {short(lv['bound'], lu)}  gap {pct(lv['gap'])}  "
                   f"solve {short(lv['solve_s'], 's')}"
+                  + (f"  columns {lv['columns']}" if lv.get("columns") is not None else "")
+                  + (f"  (bound: {lv['bound_source']})" if lv.get("bound_source") else "")
                   + (f"  proved by {by}" if (by := (d.get("levels_proved_by") or {}).get(str(lv["level"]))) else ""))
         if d["message"]:
             print(f"message: {d['message']}")

@@ -91,6 +91,10 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     from .placement import cost_at_t0_usd, solve_placement
     if warm_start is not None and hasattr(warm_start, "plans"):   # a Schedule: its started jobs
         warm_start = [p for p in warm_start.plans if p.status == "done"]
+    start_by = "caller" if warm_start is not None else None
+    if warm_start is None and kw.pop("heuristic_start", True) and _plain_epoch(inst, kw):
+        opts, warm_start, start_by = _heuristic_start(inst, opts)
+    kw.pop("heuristic_start", None)
     res = solve_placement(inst, solver=solver, options=opts, warm_start=warm_start, **kw)
     started = {p.name for p in res.plans}
     waiting = set(res.blocked) | started
@@ -100,7 +104,8 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
             plans.append(JobPlan(j.name, "unscheduled"))
     info = res.solver_info
     extra = dict(info.extra)
-    meta = {"problem": "placement", "t0": res.t0, "lexicographic": "sequential: max jobs started, then min cost "
+    meta = {"problem": "placement", "t0": res.t0, "engine": extra.get("engine"), "start": start_by,
+            "lexicographic": "sequential: max jobs started, then min cost "
             "at t0 prices, then min total run time (models/placement.md P1.17-P1.19)"}
     sched = make_schedule(inst, plans, method=f"exact-placement-{solver}", solver=info, meta=meta)
     if res.plans:
@@ -118,3 +123,32 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     else:
         meta.update(cost_at_t0_usd=extra.get("cost_usd", 0.0), evaluated_cost_at_t0_usd=0.0, evaluated_cost_usd=0.0)
     return sched.replace(meta=meta)
+
+
+def _plain_epoch(inst: Instance, kw: dict) -> bool:
+    """P1 at the latest arrival on the whole cluster (no job subset, no free resources given): the epoch at
+    which a shipped heuristic's decision is a placement of the same problem."""
+    if any(kw.get(k) is not None for k in ("jobs", "free_gpus", "free_gbps")):
+        return False
+    t0 = kw.get("t0")
+    return t0 is None or t0 == max((j.arrival_s for j in inst.jobs), default=0.0)
+
+
+def _heuristic_start(inst: Instance, opts: SolveOptions):
+    """(options with the start's time taken off the limit, the best heuristic placement or None, its name):
+    the engines start from it, so a solve stopped by its limit returns at least that placement
+    (``placement_certify``)."""
+    import time
+    from dataclasses import replace
+    from .placement_certify import heuristic_starts
+    t = time.perf_counter()
+    t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
+    starts = heuristic_starts(inst, t0, [j.name for j in inst.jobs], opts.time_limit_s)
+    used = time.perf_counter() - t
+    if opts.time_limit_s is not None:
+        opts = replace(opts, time_limit_s=max(opts.time_limit_s - used, 0.01))
+    if not starts:
+        return opts, None, None
+    from .placement import cost_at_t0_usd
+    name, plans = min(starts, key=lambda s: (-len(s[1]), cost_at_t0_usd(inst, s[1], t0)))
+    return opts, plans, f"heuristic:{name}"

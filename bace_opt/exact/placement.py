@@ -15,6 +15,7 @@ import logging
 from typing import Mapping, Sequence
 
 from .. import formulas as F
+from ..errors import InputError
 from ..instance import Instance
 from ..schedule import JobPlan
 from ..solvers import registry
@@ -31,7 +32,7 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
                     solver: str = "highs", options: SolveOptions = SolveOptions(),
                     warm_start: Sequence[JobPlan] | None = None, levels: int = 3,
                     max_binaries: int = 2_000_000, formulation: str = "walk",
-                    race_members: Sequence[str] = DEFAULT_MEMBERS, share=None) -> PlacementResult:
+                    race_members: Sequence[str] = DEFAULT_MEMBERS, share=None, engine: str = "auto") -> PlacementResult:
     """Solve P1 exactly (models/placement.md): lexicographic (1) max jobs started, (2) min cost at t0 prices,
     (3) min total run time, by sequential solves (P1.17-P1.19).
 
@@ -50,7 +51,9 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
     if spec is None or spec.kind != "race":          # one back end (an unknown name is refused there)
         return solve_one(inst, jobs=jobs, t0=t0, free_gpus=free_gpus, free_gbps=free_gbps, solver=solver,
                          options=options, warm_start=warm_start, levels=levels, max_binaries=max_binaries,
-                         formulation=formulation, share=share)
+                         formulation=formulation, share=share, engine=engine)
+    if engine == "cg":
+        raise InputError("engine 'cg' is not a member of a race: use --solver highs with --engine cg")
     _, _, done = prepare(inst, jobs, t0, free_gpus, free_gbps, solver, levels, max_binaries, formulation)
     if done is not None:
         return done

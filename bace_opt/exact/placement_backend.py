@@ -18,6 +18,7 @@ from ..schedule import JobPlan, SolverInfo
 from ..solvers import registry
 from ..solvers.base import SolveOptions
 from .placement_data import PlacementData, model_size
+from .placement_certify import certify_levels
 from .placement_solution import plans_from_solution
 
 
@@ -35,7 +36,7 @@ class PlacementResult:
 
 
 def prepare(inst: Instance, jobs: Sequence[str] | None, t0: float | None, free_gpus: Mapping[str, int] | None,
-            free_gbps: Mapping[int, float] | None, solver: str, levels: int, max_binaries: int,
+            free_gbps: Mapping[int, float] | None, solver: str, levels: int, max_binaries: int | None,
             formulation: str) -> tuple[PlacementData, float, PlacementResult | None]:
     """Check the inputs (unknown or unavailable solver, levels, formulation; ``PlacementData`` checks the rest)
     and build the problem data.  Returns (data, start time, result): the result is None when there is a model
@@ -55,30 +56,76 @@ def prepare(inst: Instance, jobs: Sequence[str] | None, t0: float | None, free_g
                           message="no waiting job fits the free resources" if blocked else "no waiting job",
                           extra={"jobs_started": 0, "cost_usd": 0.0, "run_s": 0.0})
         return data, t_start, PlacementResult(plans, blocked, info, [], data.t0)
-    size = model_size(data)
-    if size > max_binaries:
-        info = SolverInfo(name=solver, status="error", wall_s=time.perf_counter() - t_start, build_s=0.0,
-                          solve_s=0.0, message=f"P1 model too large: {size} binary variables > max_binaries="
-                                               f"{max_binaries} ({len(data.jobs)} jobs); not built",
-                          extra={"binaries": size})
-        return data, t_start, PlacementResult([], [d.job.name for d in data.jobs] + list(data.never), info, [],
-                                              data.t0)
+    if max_binaries is not None and model_size(data) > max_binaries:
+        return data, t_start, too_large(data, solver, t_start, max_binaries)
     return data, t_start, None
+
+
+def too_large(data: PlacementData, solver: str, t_start: float, max_binaries: int) -> PlacementResult:
+    """The answer when the walk model would have more than ``max_binaries`` binary variables: status "error"."""
+    size = model_size(data)
+    info = SolverInfo(name=solver, status="error", wall_s=time.perf_counter() - t_start, build_s=0.0,
+                      solve_s=0.0, message=f"P1 model too large: {size} binary variables > max_binaries="
+                                           f"{max_binaries} ({len(data.jobs)} jobs); not built (the cg engine "
+                                           "has no such limit: --engine cg)",
+                      extra={"binaries": size})
+    return PlacementResult([], [d.job.name for d in data.jobs] + list(data.never), info, [], data.t0)
+
+
+#: the P1 engines: "walk" (the compact MILP of ``formulation``, or CP-SAT's model, on the back end ``solver``),
+#: "cg" (column generation and branch-and-price on HiGHS, ``p1cg``), "auto" (``choose_engine``)
+ENGINES = ("auto", "walk", "cg")
+#: "auto" picks "cg" above this many binary variables of the walk model (``model_size``): see ``choose_engine``
+AUTO_CG_BINARIES = 100_000
+
+
+def choose_engine(data: PlacementData, solver: str, engine: str) -> tuple[str, str]:
+    """(engine, why) for ``engine`` ("auto", "walk" or "cg") on the back end ``solver``.  The rule of "auto"
+    (models/placement.md section 11): the column-generation engine runs on HiGHS only, so any other back end
+    gets the walk engine; with HiGHS, the walk model up to ``AUTO_CG_BINARIES`` binaries (it proves the paper's
+    and the realistic 8 x 16 instances in seconds to a minute), column generation above (fleet scale, where the
+    walk model's search stalls at its root node)."""
+    if engine not in ENGINES:
+        raise InputError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "cg" and solver != "highs":
+        raise InputError(f"engine 'cg' runs on HiGHS: --solver {solver} applies to the walk engine "
+                         "(use --engine walk, or --solver highs)")
+    if engine != "auto":
+        return engine, "named by the caller"
+    if solver != "highs":
+        return "walk", f"solver {solver!r} (the cg engine runs on HiGHS only)"
+    size = model_size(data)
+    if size > AUTO_CG_BINARIES:
+        return "cg", f"{size} binaries in the walk model > {AUTO_CG_BINARIES}"
+    return "walk", f"{size} binaries in the walk model <= {AUTO_CG_BINARIES}"
 
 
 def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | None = None,
               free_gpus: Mapping[str, int] | None = None, free_gbps: Mapping[int, float] | None = None,
               solver: str = "highs", options: SolveOptions = SolveOptions(),
               warm_start: Sequence[JobPlan] | None = None, levels: int = 3, max_binaries: int = 2_000_000,
-              formulation: str = "walk", share=None) -> PlacementResult:
+              formulation: str = "walk", share=None, engine: str = "walk") -> PlacementResult:
     """P1 on the back end ``solver`` (arguments as ``placement.solve_placement``; a race is not a back end).
     ``share`` (set by a race's members): a ``placement_levels.LevelShare`` through which levels proven by other
-    members are adopted."""
+    members are adopted.  ``engine``: see ``ENGINES`` and ``choose_engine``."""
     if registry.BACKENDS.get(solver) is not None and registry.BACKENDS[solver].kind == "race":
         raise InputError(f"solver {solver!r} is a race of back ends, not one: use placement.solve_placement")
-    data, t_start, done = prepare(inst, jobs, t0, free_gpus, free_gbps, solver, levels, max_binaries, formulation)
+    if engine not in ENGINES:
+        raise InputError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "cg":
+        choose_engine(None, solver, engine)         # the back end's check before any work
+    data, t_start, done = prepare(inst, jobs, t0, free_gpus, free_gbps, solver, levels,
+                                  max_binaries if engine == "walk" else None, formulation)
     if done is not None:
         return done
+    engine, why = choose_engine(data, solver, engine)
+    more = {"engine": engine, "engine_rule": why}
+    if engine == "cg":
+        from .p1cg import solve_levels_cg
+        sol, lv, build_s = solve_levels_cg(data, options, warm_start, levels, t_start)
+        return _finish(data, solver, sol, certify_levels(data, lv), build_s, t_start, more)
+    if max_binaries is not None and model_size(data) > max_binaries:
+        return too_large(data, solver, t_start, max_binaries)
     if registry.BACKENDS[solver].kind == "cp":
         from .placement_cpsat import solve_levels_cpsat
         sol, lv, build_s = solve_levels_cpsat(data, options, warm_start, levels, t_start, share=share)
@@ -86,7 +133,7 @@ def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | 
         from .placement_milp import solve_levels_milp
         sol, lv, build_s = solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation,
                                              share=share)
-    return _finish(data, solver, sol, lv, build_s, t_start)
+    return _finish(data, solver, sol, certify_levels(data, lv), build_s, t_start, more)
 
 
 def _finish(data, solver, sol, lv, build_s, t_start, more: dict | None = None) -> PlacementResult:

@@ -50,22 +50,12 @@ def heuristic_epoch(inst: Instance, policy: Any, decision_time_limit_s: float | 
     ``PolicyError``, never a result."""
     from ..evaluate import make_schedule
     from ..policies import get_policy
-    from ..policies.base import ClusterState
     from ..policies.contract import check_policy
-    from ..policies.gate import PolicyRunner, check_decision, describe_jobs
+    from ..policies.gate import epoch_plans
     t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
     pol = check_policy(get_policy(policy, **options) if isinstance(policy, str) else policy)
     names = [j.name for j in inst.jobs if j.arrival_s <= t0]
-    with PolicyRunner(pol, inst, decision_time_limit_s) as guard:
-        queue = [guard.view_jobs[n] for n in names]
-        state = ClusterState.empty(guard.view, t0)
-        what = f"deciding on {describe_jobs(names)}"
-        t, c = time.perf_counter(), time.process_time()
-        out = guard.call(pol.decide, t0, what, t0, queue, state)
-        decision_s, decision_cpu_s = time.perf_counter() - t, time.process_time() - c
-        guard.untouched(t0, what)
-        ok = check_decision(inst, guard.label, t0, out, frozenset(names), ClusterState.empty(inst, t0))
-    plans = [p for _, p in ok]
+    plans, decision_s, decision_cpu_s = epoch_plans(inst, pol, t0, names, decision_time_limit_s)
     started = {p.name for p in plans}
     plans += [JobPlan(j.name, "not_started") for j in inst.jobs if j.name not in started]
     return make_schedule(inst, plans, method=f"p1-heur:{pol.name}",
@@ -87,18 +77,25 @@ class Solve:
     cost_usd: float | None      # P1 cost of the solution (evaluator's run times)
     bound_usd: float | None     # proven lower bound on the level-2 cost
     wall_s: float
+    count_proven: bool = False  # level 1 (the most jobs that can start) is proven, whatever level 2's status
+    engine: str | None = None   # the P1 engine that ran ("walk" or "cg")
 
     @property
     def proven(self) -> bool:
         return self.status == "optimal"
 
+    @property
+    def certified(self) -> bool:
+        """Level 1 is proven and level 2 has a bound: a gap against it is certified (an upper bound of the gap)."""
+        return self.count_proven and self.bound_usd is not None and self.bound_usd > 0
+
 
 def solve_p1(inst: Instance, jobs=None, t0: float | None = None, time_limit_s: float = 30.0,
-             solver: str = "highs", warm_start=None) -> tuple[Solve, Schedule | None]:
-    """P1 levels 1-2 (optionally over the waiting jobs ``jobs`` only) with a time limit."""
+             solver: str = "highs", warm_start=None, engine: str = "auto") -> tuple[Solve, Schedule | None]:
+    """P1 levels 1-2 (optionally over the waiting jobs ``jobs`` only) with a time limit, on the P1 ``engine``."""
     from ..exact import solve
     t = time.perf_counter()
-    kw: dict = {"levels": 2}
+    kw: dict = {"levels": 2, "engine": engine}
     if jobs is not None:
         kw["jobs"] = list(jobs)
     if t0 is not None:
@@ -109,7 +106,11 @@ def solve_p1(inst: Instance, jobs=None, t0: float | None = None, time_limit_s: f
     has = info.objective is not None or info.status in ("optimal", "feasible")
     n = sum(1 for p in sched.jobs if p.status == "done") if has else None
     cost = p1_cost(inst, sched, t0_used) if has else None
-    return Solve(info.status, n, cost, info.bound, time.perf_counter() - t), (sched if has else None)
+    lv = {r["level"]: r for r in (info.extra or {}).get("levels", [])}
+    count_proven = info.status == "optimal" or lv.get(1, {}).get("status") == "optimal"
+    bound = info.bound if count_proven else None
+    return Solve(info.status, n, cost, bound, time.perf_counter() - t, count_proven,
+                 (info.extra or {}).get("engine")), (sched if has else None)
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,10 @@ class GapDecomposition:
     cost_gap: float | None
     selection_gap: float | None
     placement_gap: float | None
+    #: certified, when the optimum is not proven but level 1 is: the cost gap is at most this (against the
+    #: optimum's bound) and at least this (against the best placement found; 0 when the policy beats it)
+    cost_gap_at_most: float | None = None
+    cost_gap_at_least: float | None = None
 
     @property
     def proven(self) -> bool:
@@ -143,6 +148,7 @@ class GapDecomposition:
                "heuristic_cost_usd": self.heuristic_cost_usd, "decision_s": self.decision_s,
                "same_admissions": self.same_admissions, "admissions_lost": self.admissions_lost,
                "cost_gap": self.cost_gap, "selection_gap": self.selection_gap, "placement_gap": self.placement_gap,
+               "cost_gap_at_most": self.cost_gap_at_most, "cost_gap_at_least": self.cost_gap_at_least,
                "gap_proven": self.proven, "split_proven": self.split_proven}
         for name, s in (("opt", self.optimum), ("own", self.own_set)):
             for k, v in (asdict(s) if s is not None else dict.fromkeys(Solve.__dataclass_fields__)).items():
@@ -163,20 +169,20 @@ def split_gap(heuristic_cost_usd: float, own_set_cost_usd: float | None,
 
 
 def own_set_optimum(inst: Instance, heuristic: Schedule, t0: float, time_limit_s: float = 30.0,
-                    solver: str = "highs") -> Solve | None:
+                    solver: str = "highs", engine: str = "auto") -> Solve | None:
     """P1 restricted to the jobs the heuristic started (warm-started from the heuristic's own plans, so the
     solver starts from a feasible solution of the restricted problem)."""
     started = [p for p in heuristic.jobs if p.status == "done"]
     if not started:
         return None
     s, _ = solve_p1(inst, jobs=[p.name for p in started], t0=t0, time_limit_s=time_limit_s, solver=solver,
-                    warm_start=[p.plan for p in started])
+                    warm_start=[p.plan for p in started], engine=engine)
     return s
 
 
 def decompose(inst: Instance, policy: Any, time_limit_s: float = 30.0, solver: str = "highs",
               policy_options: Mapping[str, Any] | None = None, optimum: Solve | None = None,
-              heuristic: Schedule | None = None) -> GapDecomposition:
+              heuristic: Schedule | None = None, engine: str = "auto") -> GapDecomposition:
     """The heuristic ``policy``'s P1 gap on ``inst`` and its selection/placement split, each exact solve with
     ``time_limit_s``.  ``optimum`` (a free-P1 ``Solve`` already at hand) and ``heuristic`` (its epoch) skip
     those computations."""
@@ -185,17 +191,21 @@ def decompose(inst: Instance, policy: Any, time_limit_s: float = 30.0, solver: s
     h_jobs = sum(1 for p in h.jobs if p.status == "done")
     h_cost = p1_cost(inst, h, t0)
     if optimum is None:
-        optimum, _ = solve_p1(inst, t0=t0, time_limit_s=time_limit_s, solver=solver)
+        optimum, _ = solve_p1(inst, t0=t0, time_limit_s=time_limit_s, solver=solver, engine=engine)
     same = lost = None
-    if optimum.proven and optimum.jobs is not None:
+    if (optimum.proven or optimum.count_proven) and optimum.jobs is not None:
         same = h_jobs == optimum.jobs
         lost = optimum.jobs - h_jobs
-    own = own_set_optimum(inst, h, t0, time_limit_s, solver) if h_jobs else None
-    cost_gap = sel = place = None
-    if same:
+    own = own_set_optimum(inst, h, t0, time_limit_s, solver, engine) if h_jobs else None
+    cost_gap = sel = place = at_most = at_least = None
+    if same and optimum.proven:
         cost_gap, sel, place = split_gap(h_cost, own.cost_usd if own and own.proven else None, optimum.cost_usd)
         if h_jobs == 0:
             cost_gap = sel = place = 0.0
+    elif same and optimum.certified:
+        at_most = h_cost / optimum.bound_usd - 1.0
+        best = min(c for c in (optimum.cost_usd, h_cost) if c is not None)
+        at_least = max(0.0, h_cost / best - 1.0) if best > 0 else None
     name = policy if isinstance(policy, str) else policy.name
     return GapDecomposition(name, t0, h_jobs, h_cost, float(h.meta.get("decision_s", float("nan"))), optimum,
-                            own, same, lost, cost_gap, sel, place)
+                            own, same, lost, cost_gap, sel, place, at_most, at_least)

@@ -6,8 +6,11 @@ For every policy, at P1's decision epoch (t0 = the latest arrival, every resourc
   has no cost gap, it lost admissions);
 * the cost gap H / C* - 1 and its two factors, selection (C_S / C* - 1, which jobs) and placement
   (H / C_S - 1, where they run), 1 + cost = (1 + selection)(1 + placement);
-* the optimum with its status and proven bound.  An optimum that is not proven gives no gap (a gap is measured
-  against a proven figure, never against an incumbent a better placement could beat); its bound still caps it.
+* the optimum with its status and proven bound.  An optimum that is not proven gives no proven gap (a gap is
+  measured against a proven figure, never against an incumbent a better placement could beat).  Where level 1
+  (the count) is proven and level 2 has a bound B (at fleet scale: the column-generation engine's bound, or the
+  walk model's), the gap is *certified*: at most H / B - 1, and at least H / I - 1 against the best placement I
+  found (0 when the policy's own is the best), ``cost_gap_at_most`` / ``cost_gap_at_least``.
 
 With ``online=True``, the whole run as the simulator plays it (queue mode), against P2 (models/schedule.md):
 
@@ -164,6 +167,7 @@ def _policy_dict(p: PolicyGap) -> dict:
          "admissions_lost": g.admissions_lost, "cost_usd": g.heuristic_cost_usd,
          "optimum_cost_usd": g.optimum.cost_usd, "cost_gap": g.cost_gap, "selection_gap": g.selection_gap,
          "placement_gap": g.placement_gap, "gap_proven": g.proven, "split_proven": g.split_proven,
+         "cost_gap_at_most": g.cost_gap_at_most, "cost_gap_at_least": g.cost_gap_at_least,
          "decision_s": g.decision_s, "own_set": None if g.own_set is None else asdict(g.own_set)}
     if p.online is not None:
         o = p.online
@@ -175,31 +179,35 @@ def _policy_dict(p: PolicyGap) -> dict:
 
 def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, solver: str = "highs",
         online: bool = False, online_time_limit: float = 120.0, policy_options: Mapping[str, Any] | None = None,
-        threads: int | None = None) -> GapReport:
+        threads: int | None = None, engine: str = "auto") -> GapReport:
     """How far each policy is from optimal on ``inst`` (module doc).  ``policy``: a registered name, a
     ``package.module:Class`` spec, a policy object, or a list of them (``policy_options`` apply to names and
     specs).  ``time_limit``: each exact P1 solve's wall-clock limit (s); ``online_time_limit``: the wall-clock
-    limit of the whole online part, simulations and P2 bracket included (s; module doc)."""
+    limit of the whole online part, simulations and P2 bracket included (s; module doc).  ``engine``: the P1
+    engine of every exact P1 solve ("auto", "walk" or "cg": ``exact.placement.solve_placement``)."""
     specs = list(policy) if isinstance(policy, (list, tuple)) else [policy]
     if not specs:
         raise InputError("gap: give at least one policy")
     check_solve_options({"time_limit": time_limit, "online_time_limit": online_time_limit, "threads": threads})
+    from ..exact.placement_backend import ENGINES
+    if engine not in ENGINES:
+        raise InputError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
     t_start = time.perf_counter()
     pols = [_policy(s, dict(policy_options or {})) for s in specs]
     names = [p.name for p in pols]
     if len(set(names)) != len(names):
         raise InputError(f"gap: policies named twice: {', '.join(sorted({n for n in names if names.count(n) > 1}))}")
     t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
-    opt, _ = solve_p1(inst, t0=t0, time_limit_s=time_limit, solver=solver)
+    opt, _ = solve_p1(inst, t0=t0, time_limit_s=time_limit, solver=solver, engine=engine)
     if not opt.proven:
-        log.warning("gap: the P1 optimum is not proven in %s s (status %s): no gap is reported", time_limit,
-                    opt.status)
+        log.warning("gap: the P1 optimum is not proven in %s s (status %s): %s", time_limit, opt.status,
+                    "the gaps are certified against its bound" if opt.certified else "no gap is reported")
     entries = []
     for pol in pols:
         log.info("gap: %s at t0 = %s s", pol.name, t0)
         h = heuristic_epoch(inst, pol)
         entries.append(PolicyGap(pol.name, decompose(inst, pol, time_limit_s=time_limit, solver=solver,
-                                                      optimum=opt, heuristic=h)))
+                                                      optimum=opt, heuristic=h, engine=engine)))
     report = GapReport(inst.name, len(inst.jobs), t0, opt, entries)
     if online:
         _online(inst, report, pols, online_time_limit, threads)
@@ -377,12 +385,16 @@ def _summary_lines(r: GapReport) -> list[str]:
         g = p.p1
         lost = "" if not g.admissions_lost else f" ({g.admissions_lost} lost)"
         rows.append((p.policy, f"{g.heuristic_jobs} of {short(o.jobs)}{lost}", short(g.heuristic_cost_usd, "USD"),
-                     pct(g.cost_gap), pct(g.selection_gap), pct(g.placement_gap),
+                     _cost_gap_cell(g), pct(g.selection_gap), pct(g.placement_gap),
                      _proven(g)))
     lines += _table(rows)
-    if not o.proven:
-        lines.append(f"no gap: the optimum is not proven ({o.status}); the bound {short(o.bound_usd, 'USD')} is all "
-                     "that is certified")
+    if not o.proven and o.certified:
+        lines.append(f"the optimum is not proven ({o.status}, engine {o.engine or '-'}): each cost gap is certified, "
+                     f"at most against the bound {short(o.bound_usd, 'USD')}, at least against the best placement "
+                     f"found {short(o.cost_usd, 'USD')}")
+    elif not o.proven:
+        lines.append(f"no gap: the optimum is not proven ({o.status}) and no bound was reached"
+                     + ("" if o.count_proven else " (the most jobs that can start is not proven)"))
     if any(p.online for p in r.policies):
         b = r.bracket or {}
         lines += ["", "online (whole run, queue mode), against certified P2 figures:",
@@ -429,7 +441,18 @@ def distance_sentence(policy: str, og: OnlineGap) -> str:
     return out
 
 
+def _cost_gap_cell(g: GapDecomposition) -> str:
+    """The cost gap, or its certified range when the optimum is not proven ("0.4 % .. 1.2 %", "<= 1.2 %")."""
+    if g.cost_gap is not None or g.cost_gap_at_most is None:
+        return pct(g.cost_gap)
+    if g.cost_gap_at_least:
+        return f"{pct(g.cost_gap_at_least)} .. {pct(g.cost_gap_at_most)}"
+    return f"<= {pct(g.cost_gap_at_most)}"
+
+
 def _proven(g: GapDecomposition) -> str:
+    if g.cost_gap_at_most is not None and g.cost_gap is None:
+        return "certified"
     if g.split_proven:
         return "yes"
     if g.proven:

@@ -400,3 +400,21 @@ def describe_jobs(names: Sequence[str], k: int = 5) -> str:
     if len(names) == 1:
         return f"job {head}"
     return f"jobs {head}" + (f" and {len(names) - k} more" if len(names) > k else "")
+
+
+def epoch_plans(inst: Instance, pol: Any, t0: float, names: Sequence[str],
+                decision_time_limit_s: float | None = None) -> tuple[list[JobPlan], float, float]:
+    """One decision of the policy object ``pol`` at ``t0`` on the jobs ``names`` with every resource free,
+    through the gate (``PolicyRunner``, ``check_decision``): (the plans it starts, wall s, CPU s of the
+    decision).  A broken rule, an exception or a call past ``decision_time_limit_s`` is the policy's
+    ``PolicyError``."""
+    with PolicyRunner(pol, inst, decision_time_limit_s) as guard:
+        queue = [guard.view_jobs[n] for n in names]
+        state = ClusterState.empty(guard.view, t0)
+        what = f"deciding on {describe_jobs(names)}"
+        t, c = time.perf_counter(), time.process_time()
+        out = guard.call(pol.decide, t0, what, t0, queue, state)
+        wall, cpu = time.perf_counter() - t, time.process_time() - c
+        guard.untouched(t0, what)
+        ok = check_decision(inst, guard.label, t0, out, frozenset(names), ClusterState.empty(inst, t0))
+    return [p for _, p in ok], wall, cpu

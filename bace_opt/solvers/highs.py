@@ -8,6 +8,7 @@ solve time (the model build time is the caller's to measure).
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 
@@ -147,4 +148,8 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
     else:
         term = Termination.FEASIBLE if has_sol else Termination.ERROR
     msg = None if term in (Termination.OPTIMAL, Termination.FEASIBLE) else f"HiGHS: {tc.name}"
+    if term == Termination.FEASIBLE and tc == TC.maxTimeLimit:
+        msg = "HiGHS: time limit"
+    if bound is not None and not math.isfinite(bound):
+        bound = None            # HiGHS reports -inf when no node LP finished: no bound, not a bound of -inf
     return SolveResult(NAME, term, objective=obj, bound=bound, solve_s=solve_s, nodes=nodes, message=msg)
