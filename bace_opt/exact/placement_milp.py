@@ -85,6 +85,9 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
         if level > 1 and out_of_time(options, t_start):
             lv.append(skipped_record(level, m, fm, sol, objs[level]))
             break
+        left = remaining_s(options, t_start)
+        log.info("P1 level %d (%s): walk engine, %s", level, LEVEL_NAMES[level],
+                 "no time limit" if left is None else f"{left:.1f} s left")
         for o in objs.values():
             o.deactivate()
         objs[level].activate()

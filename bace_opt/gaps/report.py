@@ -457,7 +457,7 @@ def _proven(g: GapDecomposition) -> str:
         return "yes"
     if g.proven:
         return "cost gap only"
-    if g.optimum.proven and g.admissions_lost:
+    if (g.optimum.proven or g.optimum.count_proven) and g.admissions_lost:
         return "yes (admissions)"
     return "no"
 

@@ -74,6 +74,35 @@ def _cancel(opt) -> None:
         h.cancelSolve()     # honoured because HandleUserInterrupt was set before the solve
 
 
+progress_log = logging.getLogger("bace_opt.solvers.highs.progress")
+
+
+def watch_progress(h) -> None:
+    """Log (INFO, ``-v``) the MIP's incumbent, bound and gap whenever they move: on each improving solution and on
+    HiGHS's own log lines (every few seconds), never more than once a second for the bound alone.  A highspy
+    without these callbacks logs nothing."""
+    if not progress_log.isEnabledFor(logging.INFO):
+        return
+    last = {"inc": None, "bnd": None, "t": -1.0}
+
+    def report(e, why: str) -> None:
+        d = e.data_out
+        inc, bnd, t = d.mip_primal_bound, d.mip_dual_bound, d.running_time
+        moved_inc = inc != last["inc"]
+        if not moved_inc and (bnd == last["bnd"] or t - last["t"] < 1.0):
+            return
+        last.update(inc=inc, bnd=bnd, t=t)
+        gap = abs(inc - bnd) / max(abs(inc), 1e-10) if math.isfinite(inc) and math.isfinite(bnd) else None
+        progress_log.info("HiGHS %.1f s: incumbent %s, bound %s, gap %s, nodes %d (%s)", t,
+                          f"{inc:.9g}" if math.isfinite(inc) else "none", f"{bnd:.9g}" if math.isfinite(bnd)
+                          else "none", f"{100 * gap:.4g} %" if gap is not None else "-", d.mip_node_count, why)
+    try:
+        h.cbMipImprovingSolution.subscribe(lambda e: report(e, "new incumbent"))
+        h.cbMipLogging.subscribe(lambda e: report(e, "progress"))
+    except AttributeError:
+        pass
+
+
 def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bool = False,
                 time_limit_s: float | None = None) -> SolveResult:
     """Solve ``model`` with HiGHS.  ``warm_start``: pass the variables' current values as a start
@@ -112,6 +141,7 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
         if tl is not None:                 # (tens of seconds on a large model)
             cfg.time_limit = max(float(tl) - (time.perf_counter() - t), 0.01)
         opt._solver_model.HandleUserInterrupt = True
+        watch_progress(opt._solver_model)
         uc = opt.update_config             # the model was loaded just above: solve() need not rescan it
         for flag in ("check_for_new_or_removed_constraints", "check_for_new_or_removed_vars",
                      "check_for_new_or_removed_params", "check_for_new_objective", "update_constraints",
