@@ -28,6 +28,7 @@ import highspy
 import numpy as np
 
 from ..placement_data import PlacementData, count_upper_bound
+from ..placement_levels import clears_limit
 from .branching import FRAC, Node, same_resources, split
 from .columns import Column, fits_alone, make_column
 from .master import JobDuals, Master
@@ -36,10 +37,12 @@ from .nodecg import Context, apply_node, node_cg
 log = logging.getLogger(__name__)
 
 INF = highspy.kHighsInf
-PROOF_REL = 1e-7
+PROOF_REL = 1e-6
 RMP_EVERY = 10
 RMP_SHARE = 0.1
 RMP_MAX_S = 30.0
+ESCALATE = 4           # times the artificial penalty is raised at one node
+ESCALATE_BY = 1000.0
 
 
 @dataclass
@@ -59,6 +62,7 @@ class LevelOutcome:
     solve_s: float = 0.0
     message: str = ""
     history: list = field(default_factory=list)
+    pool: list = field(default_factory=list)    # every column the level generated (seeds for the next)
 
 
 def value(level: int, cols: list) -> float:
@@ -138,10 +142,13 @@ class Search:
     """The tree of one level (see the module docstring)."""
 
     def __init__(self, data: PlacementData, level: int, z1, z2, pricers, starts, deadline, threads: int,
-                 rel_gap: float, level_s: float):
+                 rel_gap: float, level_s: float, t_cut=None, limit=None, seeds=()):
         self.data, self.level, self.t0 = data, level, time.perf_counter()
         self.rel_gap = max(rel_gap, 0.0)
-        self.M = Master(data, level, z1, z2, conv_art=True)
+        self.limit = limit
+        self.M = Master(data, level, z1, z2, conv_art=True, t_cut=t_cut)
+        for c in seeds:
+            self.M.add(c)
         self.pool = ThreadPoolExecutor(threads) if threads > 1 else None
         self.ctx = Context(data, self.M, pricers, deadline, threads, level_s=level_s, pool=self.pool)
         self.inc, self.inc_val, self.inc_src = None, math.inf, None
@@ -175,12 +182,16 @@ class Search:
         return max(self.rel_gap * abs(self.inc_val), PROOF_REL * max(1.0, abs(self.inc_val)))
 
     def prunable(self, bound: float) -> bool:
+        if self.limit is not None:      # a search for a solution of value <= limit: a node is out when its bound
+            return clears_limit(bound, self.limit, max(self.rel_gap, 1e-9))      # clears the limit
         return self.inc is not None and bound >= self.inc_val - self.eps()
 
     def offer(self, cols: list, source: str) -> bool:
         if cols is None:
             return False
         v = value(self.level, cols)
+        if self.limit is not None and v > self.limit:
+            return False
         if v < self.inc_val - 1e-12 * max(1.0, abs(v)) and feasible(self.M, cols):
             self.inc, self.inc_val, self.inc_src = list(cols), v, source
             return True
@@ -208,6 +219,14 @@ class Search:
                  f"{sgn * b:.9g}" if math.isfinite(b) else "none", "none" if inc is None else f"{sgn * inc:.9g}",
                  "-" if gap is None else f"{gap:.4f} %", len(self.open) + len(self.stuck), len(self.M.columns))
 
+    def escalate(self) -> None:
+        """Multiply the artificial columns' cost by ``ESCALATE_BY``."""
+        M = self.M
+        M.big_m *= ESCALATE_BY
+        if M.n_art:
+            h = M.h
+            h.changeColsCost(M.n_art, np.arange(M.n_art, dtype=np.int32), np.full(M.n_art, M.big_m))
+
     def push(self, node: Node) -> None:
         heapq.heappush(self.open, (node.bound, node.seq, node))
 
@@ -227,13 +246,25 @@ class Search:
             if ctx.left() <= 0:
                 timed_out = True
                 break
+            if self.limit is not None and self.inc is not None:
+                break                       # a solution within the limit: what the search was for
             _, _, node = heapq.heappop(self.open)
             if self.prunable(node.bound):
                 self.closed_min = min(self.closed_min, node.bound)
                 continue
             self.nodes += 1
             prune_at = self.inc_val - self.eps() if self.inc is not None else math.inf
+            if self.limit is not None:
+                prune_at = self.limit + 2 * max(max(self.rel_gap, 1e-9) * abs(self.limit), 1e-9) + 1e-12
             res = node_cg(ctx, node, prune_at, self.scale())
+            for _ in range(ESCALATE):
+                # an LP optimum that keeps some artificial column: the penalty may be too small for this node
+                # (any penalty gives a valid bound); raise it until the node is pruned or the artificials leave
+                if not res.converged or res.artificial < 1e-9 or self.prunable(max(node.bound, res.bound)):
+                    break
+                node.bound = max(node.bound, res.bound)
+                self.escalate()
+                res = node_cg(ctx, node, prune_at, self.scale())
             node.bound = max(node.bound, res.bound)
             if self.nodes == 1:
                 self.root_lb = node.bound
@@ -287,7 +318,9 @@ class Search:
         b = self.bound()
         closed = not self.open and not self.stuck
         bnd = b if math.isfinite(b) else None
-        if self.inc is None:
+        if self.limit is not None:
+            status = "feasible" if self.inc is not None else ("infeasible" if closed else "time_limit")
+        elif self.inc is None:
             status = "infeasible" if closed and not timed_out else "time_limit"
         elif closed or (bnd is not None and self.prunable(bnd)):
             status = "optimal"
@@ -297,11 +330,16 @@ class Search:
                                                          if self.stuck else "") + (", time limit" if timed_out else "")
         return LevelOutcome(self.level, status, self.inc_val if self.inc is not None else None, bnd, self.inc,
                             self.inc_src, len(M.columns), ctx.iterations, ctx.exact_rounds, self.nodes, bnd,
-                            time.perf_counter() - self.t0, msg, self.history)
+                            time.perf_counter() - self.t0, msg, self.history, list(M.columns))
 
 
 def branch_and_price(data: PlacementData, level: int, z1=None, z2=None, *, pricers, starts=(), deadline=None,
-                     threads: int = 1, rel_gap: float = 1e-9, level_s: float = 600.0) -> LevelOutcome:
+                     threads: int = 1, rel_gap: float = 1e-9, level_s: float = 600.0, t_cut=None, limit=None,
+                     seeds=()) -> LevelOutcome:
     """Branch-and-price of ``level`` (1: min -count; 2: min cost, count >= z1; 3: min run time, count >= z1,
-    cost <= z2).  ``starts``: (source, columns) of placement sets offered as incumbents (and their columns)."""
-    return Search(data, level, z1, z2, pricers, starts, deadline, threads, rel_gap, level_s).run()
+    cost <= z2).  ``starts``: (source, columns) of placement sets offered as incumbents (and their columns);
+    ``seeds``: more columns.  ``t_cut`` (level 2): the run-time row sum run <= t_cut; ``limit``: search only for a
+    solution of value <= limit, stop at the first (status "feasible"), or prove there is none ("infeasible":
+    every node's bound clears the limit, ``placement_levels.clears_limit``)."""
+    return Search(data, level, z1, z2, pricers, starts, deadline, threads, rel_gap, level_s, t_cut, limit,
+                  seeds).run()

@@ -94,7 +94,8 @@ def split(node: Node, support: list[tuple[Column, float]]) -> tuple[str, list[tu
     for c, v in support:
         by.setdefault(c.j, []).append((c, v))
     xs = {j: sum(v for _, v in cv) for j, cv in by.items()}
-    frac = [(abs(x - 0.5), j) for j, x in xs.items() if FRAC < x < 1 - FRAC]
+    frac = [(abs(x - 0.5), j) for j, x in xs.items() if FRAC < x < 1 - FRAC
+            and node.job(j).x is None and not node.job(j).started]      # a fixed job's shortfall is artificial
     if frac:
         _, j = min(frac)
         br = node.job(j)

@@ -88,6 +88,7 @@ class Master:
     z1: int | None = None
     z2: float | None = None
     conv_art: bool = False
+    t_cut: float | None = None       # level 2 only: a row sum_p run_p lambda_p <= t_cut (level 3 by cost, P1.45)
     big_m: float = 0.0
     pack: bool = False
     columns: list = field(default_factory=list)
@@ -116,6 +117,8 @@ class Master:
             row(("level1",), float(self.z1), INF)
         if self.level == 3:
             row(("cost",), -INF, float(self.z2))
+        if self.level == 2 and self.t_cut is not None:
+            row(("run",), -INF, float(self.t_cut))
         used = sorted({r for d in data.jobs for r in d.regions})
         for r in used:
             row(("gpu", r), -INF, float(data.free_gpus[data.region_names[r]]))
@@ -190,6 +193,8 @@ class Master:
             co[self.index[("bw", e)]] = col.demand * k
         if self.level == 3:
             co[self.index[("cost",)]] = col.cost
+        if ("run",) in self.index:
+            co[self.index[("run",)]] = col.run_s
         for i, (f, _, terms) in enumerate(self.class_rows):
             if d.classes[col.cls] >= f and any(j == col.j for j, _ in terms):
                 co[self.index[("class", i)]] = 1.0
@@ -310,8 +315,9 @@ class Master:
                 fix[r] = -y[self.index[("pu", j, r)]]
                 w[r] -= y[self.index[("pn", j, r)]]
         mu = {1: 0.0, 2: 1.0}.get(self.level, -float(y[self.index[("cost",)]]) if self.level == 3 else 1.0)
+        rho = 1.0 if self.level == 3 else (-float(y[self.index[("run",)]]) if ("run",) in self.index else 0.0)
         return JobDuals(self.level, const, w, omega, cls_term, float(y[self.index[("conv", j)]]), fix,
-                        mu=max(mu, 0.0), rho=1.0 if self.level == 3 else 0.0)
+                        mu=max(mu, 0.0), rho=max(rho, 0.0))
 
     def price_configs(self, y: np.ndarray, tol: float) -> tuple[float, int]:
         """Exact pricing of every region's configurations (a knapsack DP each): adds those of negative reduced

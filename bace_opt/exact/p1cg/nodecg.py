@@ -169,6 +169,7 @@ def exact_round(ctx: Context, node: Node, y: np.ndarray, start: int, scale: floa
             br = node.job(j)
             if not lb >= -tol * (1 + 1e-9):
                 proven = False
+                log.debug("job %d: lb %.3g status %s col rc %s", j, lb, status, None if col is None else du.reduced_cost(col))
             if br.started:
                 total += min(lb, M.big_m - du.conv)
             else:

@@ -22,7 +22,7 @@ from ...solvers.base import relative_gap
 from ..placement_data import PlacementData, count_upper_bound, has_negative_prices
 from ..placement_levels import LEVEL_NAMES, LEVEL_TOL
 from ..placement_solution import greedy_start, plans_from_solution, price_pack_start, solution_from_plans
-from .bnp import LevelOutcome, branch_and_price, feasible, value
+from .bnp import PROOF_REL, LevelOutcome, branch_and_price, feasible, value
 from .columns import columns_from_plans
 from .engine import Pricers
 from .master import Master
@@ -43,9 +43,9 @@ def start_sets(data: PlacementData, warm_start) -> list[tuple[str, list]]:
     return out
 
 
-def _fitting(data, level, z1, z2, sets):
+def _fitting(data, level, z1, z2, sets, t_cut=None):
     """The sets that are placement sets of the level (checked against its master's rows), best first."""
-    M = Master(data, level, z1, z2)
+    M = Master(data, level, z1, z2, t_cut=t_cut)
     ok = [(s, c) for s, c in sets if c is not None and feasible(M, c)]
     return sorted(ok, key=lambda sc: (value(level, sc[1]), value(2, sc[1])))
 
@@ -63,6 +63,45 @@ def record(level: int, out: LevelOutcome, build_s: float) -> dict:
             "bnp_nodes": out.nodes, "lagrangian_bound": bnd, "incumbent_source": out.source}
 
 
+#: at most this many improving solutions of the level-3 proof by cost before the direct level-3 search takes over
+LEVEL3_ROUNDS = 5
+
+
+def level3_by_cost(data, z1, z2, cols, starts, pool, pricers, deadline, threads, rel_gap) -> LevelOutcome:
+    """Level 3 (P1.19) as the walk engine proves it (P1.45): with T_inc the run time of the incumbent (level 2's
+    solution), search the level-2 master (min cost, count >= z1) cut by sum run <= T_inc (1 - tol3) for a
+    solution of cost <= z2 (the level-2 limit).  None (every node's bound clears z2) proves T_inc optimal within
+    tol3 = max(rel_gap, bnp.PROOF_REL); one found is the next incumbent.  After ``LEVEL3_ROUNDS`` of them the
+    direct search (min run time with the cost row) takes over for the time left."""
+    tol3 = max(rel_gap, PROOF_REL)
+    t_inc, src = value(3, cols), "level2"
+    stats = dict(columns=0, iterations=0, exact_rounds=0, nodes=0)
+    t0 = time.perf_counter()
+    for _ in range(LEVEL3_ROUNDS):
+        cut = t_inc - tol3 * max(abs(t_inc), 1e-9)
+        left = None if deadline is None else deadline - time.perf_counter()
+        sets = _fitting(data, 2, z1, None, starts, t_cut=cut)
+        out = branch_and_price(data, 2, z1, pricers=pricers, starts=sets, deadline=deadline, threads=threads,
+                               rel_gap=rel_gap, level_s=max(left or 600.0, 1.0), t_cut=cut, limit=z2, seeds=pool)
+        for k in stats:
+            stats[k] += getattr(out, k)
+        if out.status == "infeasible":
+            return LevelOutcome(3, "optimal", t_inc, cut, cols, src, solve_s=time.perf_counter() - t0,
+                                message=f"proven by cost minimization under a shorter run-time cut ({out.message})",
+                                **stats)
+        if out.cols is None:
+            return LevelOutcome(3, "feasible", t_inc, None, cols, src, solve_s=time.perf_counter() - t0,
+                                message=f"level 3 not proven ({out.message})", **stats)
+        cols, t_inc, src, pool = out.cols, value(3, out.cols), f"level3-cut:{out.source}", out.pool
+        log.info("P1 CG level 3: a solution under the run-time cut, %.9g s", t_inc)
+    left = None if deadline is None else deadline - time.perf_counter()
+    out = branch_and_price(data, 3, z1, z2, pricers=pricers, starts=[(src, cols)], deadline=deadline,
+                           threads=threads, rel_gap=rel_gap, level_s=max(left or 600.0, 1.0), seeds=pool)
+    for k in stats:
+        setattr(out, k, getattr(out, k) + stats[k])
+    return out
+
+
 def solve_levels_cg(data: PlacementData, options, warm_start, levels: int, t_start: float):
     """P1's levels by branch-and-price: (solution, per-level records, build seconds), as
     ``placement_milp.solve_levels_milp``.  ``options.threads``: threads for the exact pricing;
@@ -78,7 +117,7 @@ def solve_levels_cg(data: PlacementData, options, warm_start, levels: int, t_sta
     threads = max(1, int(options.threads or 1))
     deadline = None if options.time_limit_s is None else t_start + options.time_limit_s
     lv: list[dict] = []
-    cols, z1, z2 = None, None, None
+    cols, z1, z2, pool = None, None, None, []
     for level in range(1, levels + 1):
         tl = time.perf_counter()
         b0 = pricers.build_s
@@ -93,11 +132,13 @@ def solve_levels_cg(data: PlacementData, options, warm_start, levels: int, t_sta
             else:
                 out = branch_and_price(data, 1, pricers=pricers, starts=sets, deadline=deadline, threads=threads,
                                        rel_gap=options.rel_gap, level_s=level_s)
+        elif level == 2:
+            sets = _fitting(data, 2, z1, None, [("level1", cols)] + starts)
+            out = branch_and_price(data, 2, z1, pricers=pricers, starts=sets, deadline=deadline, threads=threads,
+                                   rel_gap=options.rel_gap, level_s=level_s)
+            pool = out.pool
         else:
-            prev = [(f"level{level - 1}", cols)] + starts
-            sets = _fitting(data, level, z1, z2, prev)
-            out = branch_and_price(data, level, z1, z2, pricers=pricers, starts=sets, deadline=deadline,
-                                   threads=threads, rel_gap=options.rel_gap, level_s=level_s)
+            out = level3_by_cost(data, z1, z2, cols, starts, pool, pricers, deadline, threads, options.rel_gap)
         nb = pricers.build_s - b0
         out.solve_s = max(time.perf_counter() - tl - nb, 0.0)
         lv.append(record(level, out, (build_s if level == 1 else 0.0) + nb))
