@@ -2,7 +2,11 @@
 
 ``columns`` (a placement of one job, priced by the evaluator), ``master`` (the restricted master LP in highspy),
 ``pricing`` (fast heuristic pricing), ``pricing_exact`` (the one-job walk MILP with dual-adjusted costs: a proven
-lower bound on a job's least reduced cost), ``engine`` (the column-generation loop with its Lagrangian bound).
-Not wired into ``solve`` yet: step 3 of the issue measures the master's root bound first
-(docs/research/p1-colgen/README.md).
+lower bound on a job's least reduced cost), ``engine`` (the root column-generation loop with its Lagrangian
+bound, used by the root-bound probe), ``branching`` / ``nodecg`` / ``bnp`` (branch-and-price of one level) and
+``solve`` (``solve_levels_cg``: every level, with the contract of ``placement_milp.solve_levels_milp``).
+Not wired into ``solve`` yet (docs/research/p1-colgen/README.md).
 """
+from .solve import solve_levels_cg
+
+__all__ = ["solve_levels_cg"]

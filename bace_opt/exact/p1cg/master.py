@@ -47,9 +47,11 @@ class JobDuals:
     cls_term: list              # per speed class of the job
     conv: float                 # the dual of conv_j (<= 0)
     fix: dict = field(default_factory=dict)   # region -> per use of the region (packing rows; 0 without)
+    mu: float = 1.0             # weight of the cost (level 2: 1; level 3: minus the cost row's dual; level 1: 0)
+    rho: float = 0.0            # weight of the run time (level 3: 1)
 
     def reduced_cost(self, col: Column) -> float:
-        base = -1.0 if self.level == 1 else col.cost
+        base = -1.0 if self.level == 1 else self.mu * col.cost + self.rho * col.run_s
         return (base + self.const + sum(self.w.get(r, 0.0) * n + self.fix.get(r, 0.0)
                                         for r, n in zip(col.chain, col.stages))
                 + col.demand * sum(self.omega.get(e, 0.0) * k for e, k in col.links.items()) + self.cls_term[col.cls])
@@ -78,10 +80,15 @@ def class_rows(data: PlacementData) -> list[tuple[float, int, list[tuple[int, li
 
 @dataclass
 class Master:
-    """The restricted master of one level (1: max count; 2: min cost with the count >= ``z1``)."""
+    """The restricted master of one level (1: max count; 2: min cost with the count >= ``z1``; 3: min run time
+    with the count >= ``z1`` and the cost <= ``z2``).  ``conv_art``: one artificial column per conv row too (cost
+    ``big_m``), so that a branch-and-price node forcing a job (conv_j = 1) keeps the master feasible."""
     data: PlacementData
     level: int
     z1: int | None = None
+    z2: float | None = None
+    conv_art: bool = False
+    t_cut: float | None = None       # level 2 only: a row sum_p run_p lambda_p <= t_cut (level 3 by cost, P1.45)
     big_m: float = 0.0
     pack: bool = False
     columns: list = field(default_factory=list)
@@ -106,14 +113,18 @@ class Master:
             self.hi.append(hi)
         for d in data.jobs:
             row(("conv", d.j), -INF, 1.0)
-        if self.level == 2:
+        if self.level >= 2:
             row(("level1",), float(self.z1), INF)
+        if self.level == 3:
+            row(("cost",), -INF, float(self.z2))
+        if self.level == 2 and self.t_cut is not None:
+            row(("run",), -INF, float(self.t_cut))
         used = sorted({r for d in data.jobs for r in d.regions})
         for r in used:
             row(("gpu", r), -INF, float(data.free_gpus[data.region_names[r]]))
         for e in sorted({e for d in data.jobs if d.K > 1 for e in d.links}):
             row(("bw", e), -INF, float(data.free_gbps[e]))
-        self.count_rows = count_cuts(data, self.z1) if self.level == 2 else []
+        self.count_rows = count_cuts(data, self.z1) if self.level >= 2 else []
         for i, (_, lo, hi) in enumerate(self.count_rows):
             row(("count", i), float(lo) if lo > 0 else -INF, float(hi))
         self.class_rows = class_rows(data)
@@ -141,18 +152,22 @@ class Master:
         self.n_art = 0
         self.order: list = []        # ("col", i) / ("cfg", i) per master column after the artificial ones
         self._job_rows = self._rows_of_jobs()
-        if self.level == 2:
-            if not self.big_m:
-                self.big_m = default_big_m(data)
-            for k, i in self.index.items():
-                if self.lo[i] > -INF and k[0] in ("level1", "count"):
-                    h.addCol(self.big_m, 0.0, INF, 1, np.array([i], dtype=np.int32), np.array([1.0]))
-                    self.n_art += 1
+        self.art_conv = {}
+        if not self.big_m:
+            self.big_m = default_big_m(data) if self.level == 2 else \
+                (default_big_run(data) if self.level == 3 else len(data.jobs) + 1.0)
+        for k, i in self.index.items():
+            if (self.level >= 2 and self.lo[i] > -INF and k[0] in ("level1", "count")) or \
+                    (self.conv_art and k[0] == "conv"):
+                if k[0] == "conv":
+                    self.art_conv[k[1]] = self.n_art
+                h.addCol(self.big_m, 0.0, INF, 1, np.array([i], dtype=np.int32), np.array([1.0]))
+                self.n_art += 1
 
     def _rows_of_jobs(self) -> dict:
         """Per job: the rows whose coefficient on its columns is a constant (row index -> coefficient)."""
         out = {d.j: {self.index[("conv", d.j)]: 1.0} for d in self.data.jobs}
-        if self.level == 2:
+        if self.level >= 2:
             for d in self.data.jobs:
                 out[d.j][self.index[("level1",)]] = 1.0
         for i, (jobs, _, _) in enumerate(self.count_rows):
@@ -176,6 +191,10 @@ class Master:
                 co[self.index[("pn", col.j, r)]] = float(g // d.job.gpus_per_stage)
         for e, k in col.links.items():
             co[self.index[("bw", e)]] = col.demand * k
+        if self.level == 3:
+            co[self.index[("cost",)]] = col.cost
+        if ("run",) in self.index:
+            co[self.index[("run",)]] = col.run_s
         for i, (f, _, terms) in enumerate(self.class_rows):
             if d.classes[col.cls] >= f and any(j == col.j for j, _ in terms):
                 co[self.index[("class", i)]] = 1.0
@@ -185,6 +204,10 @@ class Master:
                 co[key] = co.get(key, 0.0) + (col.phi if col.j == i else -col.phi)
         return co
 
+    def objective(self, col: Column) -> float:
+        """The column's coefficient in the level's objective."""
+        return -1.0 if self.level == 1 else (col.cost if self.level == 2 else col.run_s)
+
     def add(self, col: Column) -> bool:
         """Add a column unless the same placement is in already."""
         if col.key in self.keys:
@@ -193,7 +216,7 @@ class Master:
         self.order.append(("col", len(self.columns)))
         co = self.coefficients(col)
         idx = np.array(sorted(co), dtype=np.int32)
-        self.h.addCol(-1.0 if self.level == 1 else col.cost, 0.0, INF, len(idx), idx,
+        self.h.addCol(self.objective(col), 0.0, INF, len(idx), idx,
                       np.array([co[i] for i in idx]))
         self.columns.append(col)
         for r, n in zip(col.chain, col.stages):      # the column's use of r alone is a configuration of r
@@ -291,7 +314,10 @@ class Master:
             if ("pu", j, r) in self.index:
                 fix[r] = -y[self.index[("pu", j, r)]]
                 w[r] -= y[self.index[("pn", j, r)]]
-        return JobDuals(self.level, const, w, omega, cls_term, float(y[self.index[("conv", j)]]), fix)
+        mu = {1: 0.0, 2: 1.0}.get(self.level, -float(y[self.index[("cost",)]]) if self.level == 3 else 1.0)
+        rho = 1.0 if self.level == 3 else (-float(y[self.index[("run",)]]) if ("run",) in self.index else 0.0)
+        return JobDuals(self.level, const, w, omega, cls_term, float(y[self.index[("conv", j)]]), fix,
+                        mu=max(mu, 0.0), rho=max(rho, 0.0))
 
     def price_configs(self, y: np.ndarray, tol: float) -> tuple[float, int]:
         """Exact pricing of every region's configurations (a knapsack DP each): adds those of negative reduced
@@ -380,3 +406,9 @@ def default_big_m(data: PlacementData) -> float:
     lat = sum(l.latency_ms for l in inst.links)
     eg = sum(l.egress_usd_per_gb for l in inst.links) if data.egress else 0.0
     return 1.0 + sum(d.pi_max * (max(d.base_s) + d.lat_coef * lat) + d.egress_coef * eg for d in data.jobs)
+
+
+def default_big_run(data: PlacementData) -> float:
+    """The level-3 counterpart of ``default_big_m``: above any placement set's total run time."""
+    lat = sum(l.latency_ms for l in data.inst.links)
+    return 1.0 + sum(max(d.base_s) + d.lat_coef * lat for d in data.jobs)

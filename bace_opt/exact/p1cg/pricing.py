@@ -103,14 +103,15 @@ def _order(regions: list[int], D: np.ndarray) -> list[int]:
     return order[::-1]
 
 
-def _split(d: JobData, chain: list[int], coef: dict) -> list[int] | None:
-    """Greedy fill: one stage per chain region, the rest to the cheapest coef first (up to cap)."""
-    st = {r: 1 for r in chain}
-    left = d.S - len(chain)
-    if left < 0:
+def _split(d: JobData, chain: list[int], coef: dict, lo: dict | None = None) -> list[int] | None:
+    """Greedy fill: one stage per chain region (``lo[r]`` where given), the rest to the cheapest coef first (up
+    to cap)."""
+    st = {r: max(1, (lo or {}).get(r, 1)) for r in chain}
+    left = d.S - sum(st.values())
+    if left < 0 or any(st[r] > d.cap[r] for r in chain):
         return None
     for r in sorted(chain, key=lambda r: (coef[r], r)):
-        k = min(left, d.cap[r] - 1)
+        k = min(left, d.cap[r] - st[r])
         st[r] += k
         left -= k
     return None if left else [st[r] for r in chain]
@@ -119,8 +120,12 @@ def _split(d: JobData, chain: list[int], coef: dict) -> list[int] | None:
 class HeuristicPricer:
     """Heuristic pricing of one job on the master's data."""
 
-    def __init__(self, data: PlacementData, d: JobData):
+    def __init__(self, data: PlacementData, d: JobData, need=(), lo: dict | None = None):
+        """``d`` may be a restricted copy of the job (``branching.restricted_job``: regions forbidden, caps
+        lowered); ``need``: regions every placement found uses, ``lo``: least stages per region (a node's
+        branches)."""
         self.data, self.d = data, d
+        self.need, self.lo = sorted(need), dict(lo or {})
         inst = data.inst
         self.n = len(inst.regions)
         self.ends = {e: (inst.region_index[inst.links[e].a], inst.region_index[inst.links[e].b]) for e in d.links}
@@ -139,7 +144,8 @@ class HeuristicPricer:
         if du.level == 1:
             cost = -1.0
         else:
-            cost = rate * (d.base_s[c] + d.lat_coef * lat) + (d.egress_coef * eg if self.data.egress else 0.0)
+            cost = du.mu * (rate * (d.base_s[c] + d.lat_coef * lat) + (d.egress_coef * eg if self.data.egress else 0.0)) \
+                + du.rho * (d.base_s[c] + d.lat_coef * lat)
         return (cost + du.const + sum(du.w[r] * n + du.fix.get(r, 0.0) for r, n in zip(chain, stages))
                 + d.demand[c] * bw
                 + du.cls_term[c])
@@ -148,16 +154,17 @@ class HeuristicPricer:
         """(rc, chain, stages, routes) of the best placement found on ``regions`` in class c, or None."""
         d, inst, data = self.d, self.data.inst, self.data
         b = d.demand[c]
-        lvl2 = du.level == 2
-        stage_coef = {r: (d.pi[r] * d.base_s[c] if lvl2 else 0.0) + du.w[r] for r in regions}
+        cw = du.mu if du.level != 1 else 0.0
+        rw = du.rho if du.level != 1 else 0.0
+        stage_coef = {r: cw * d.pi[r] * d.base_s[c] + du.w[r] for r in regions}
         if len(regions) == 1:
-            st = [d.S] if d.cap[regions[0]] >= d.S else None
+            st = [d.S] if d.cap[regions[0]] >= d.S and self.lo.get(regions[0], 1) <= d.S else None
             if st is None:
                 return None
             return self.reduced_cost(du, regions, st, []), list(regions), st, []
         links = [e for e in d.links if data.free_gbps[e] >= b * (1 - 1e-12)]
         chain = sorted(regions)
-        st = _split(d, chain, stage_coef)
+        st = _split(d, chain, stage_coef, self.lo)
         if st is None:
             return None
         best = None
@@ -166,8 +173,8 @@ class HeuristicPricer:
             edges = []
             for e in links:
                 l = inst.links[e]
-                w = (d.lat_coef * Pi * l.latency_ms if lvl2 else 0.0) + b * du.omega.get(e, 0.0) \
-                    + (d.egress_coef * l.egress_usd_per_gb if lvl2 and data.egress else 0.0)
+                w = cw * (d.lat_coef * Pi * l.latency_ms + (d.egress_coef * l.egress_usd_per_gb if data.egress else 0.0)) \
+                    + rw * d.lat_coef * l.latency_ms + b * du.omega.get(e, 0.0)
                 a_, b_ = self.ends[e]
                 edges.append((a_, b_, w + 1e-12))
             D, nxt = _apsp(self.n, edges)
@@ -178,8 +185,8 @@ class HeuristicPricer:
             if any(not rt for rt in routes):
                 return best
             lat = sum(inst.links[e].latency_ms for rt in routes for e in route_links(data, rt))
-            coef = {r: stage_coef[r] + (d.pi[r] * d.lat_coef * lat if lvl2 else 0.0) for r in regions}
-            st2 = _split(d, chain, coef)
+            coef = {r: stage_coef[r] + cw * d.pi[r] * d.lat_coef * lat for r in regions}
+            st2 = _split(d, chain, coef, self.lo)
             if st2 is None:
                 return best
             if fits_alone(data, d, chain, st2, routes):
@@ -197,8 +204,8 @@ class HeuristicPricer:
         allowed = [r for r in d.regions if d.classes[d.cls_of[r]] >= d.classes[c]]
         if not any(d.cls_of[r] == c for r in allowed):
             return []
-        lvl2 = du.level == 2
-        per = {r: (d.pi[r] * d.base_s[c] if lvl2 else 0.0) + du.w[r] + du.fix.get(r, 0.0) / min(d.cap[r], d.S)
+        cw = du.mu if du.level != 1 else 0.0
+        per = {r: cw * d.pi[r] * d.base_s[c] + du.w[r] + du.fix.get(r, 0.0) / min(d.cap[r], d.S)
                for r in allowed}
         order = sorted(allowed, key=lambda r: (per[r], r))
         sets = [[r] for r in order if d.cap[r] >= d.S]
@@ -222,6 +229,10 @@ class HeuristicPricer:
                     if key not in seen and len(cand) <= d.K:
                         seen.add(key)
                         sets.append(cand)
+        if self.need:      # a node's branches: every set holds the regions the job must use
+            sets = [list(s) + [r for r in self.need if r not in s] for s in sets + [cover(list(self.need))]
+                    if s is not None]
+            sets = [s for s in sets if len(s) <= d.K and all(r in allowed for r in s)]
         # a set must contain a region of exactly class c (else it is priced in a faster class)
         return [s for s in sets if any(d.cls_of[r] == c for r in s)]
 

@@ -26,7 +26,7 @@ from pyomo.repn import generate_standard_repn
 
 from ..placement_data import JobData, PlacementData
 from ..placement_solution import plans_from_solution
-from ..placement_walk import build_model, job_cost_expr
+from ..placement_walk import build_model, job_cost_expr, runtime_expr
 from ..placement_walk_solution import solution_from_pyomo
 from .columns import Column, columns_from_plans
 from .master import JobDuals
@@ -63,20 +63,61 @@ class ExactPricer:
         repn = generate_standard_repn(job_cost_expr(m, self.d1), compute_values=True)
         self.cost_const = float(repn.constant)
         self.cost_lin = {id(v): float(c) for v, c in zip(repn.linear_vars, repn.linear_coefs)}
+        repn = generate_standard_repn(runtime_expr(m), compute_values=True)      # level 3 (P1.19, walk form)
+        self.run_const = float(repn.constant)
+        self.run_lin = {id(v): float(c) for v, c in zip(repn.linear_vars, repn.linear_coefs)}
         x = self.col.get(id(m.x[0]))
         if x is not None:
             h.changeColBounds(x, 1.0, 1.0)
         self.n = h.getNumCol()
+        lp = h.getLp()
+        self.lower0, self.upper0 = np.array(lp.col_lower_), np.array(lp.col_upper_)
+        self.n_rows0 = h.getNumRow()
+
+    def restrict(self, br) -> None:
+        """Apply a branch-and-price node's restrictions of this job (``branching.JobBranch``: regions forbidden
+        or needed, stage bounds per region) to the MILP's column bounds and rows; ``unrestrict`` undoes them.
+        Every placement that meets the branch is still a point of the MILP (its trail with u, n as the
+        placement's), so the optimum stays a lower bound of the least reduced cost over those placements."""
+        m, h = self.m, self.h
+        lo, hi = self.lower0.copy(), self.upper0.copy()
+        rows = []
+        if br is not None:
+            for r in self.d1.regions:
+                iu = self.col.get(id(m.u[0, r]))
+                ns = [self.col[id(m.n[0, r, c])] for c in range(len(self.d1.classes))
+                      if (0, r, c) in m.n and id(m.n[0, r, c]) in self.col]
+                if iu is not None and r in br.forbid:
+                    hi[iu] = 0.0
+                if iu is not None and r in br.need:
+                    lo[iu] = max(lo[iu], 1.0)
+                if r in br.nmax:
+                    for i in ns:
+                        hi[i] = min(hi[i], float(br.nmax[r]))
+                if r in br.nmin and ns:
+                    rows.append((float(br.nmin[r]), ns))
+        h.changeColsBounds(self.n, np.arange(self.n, dtype=np.int32), lo, hi)
+        for k, ns in rows:
+            h.addRow(k, highspy.kHighsInf, len(ns), np.array(ns, dtype=np.int32), np.ones(len(ns)))
+
+    def unrestrict(self) -> None:
+        h = self.h
+        extra = h.getNumRow() - self.n_rows0
+        if extra > 0:
+            h.deleteRows(extra, np.arange(self.n_rows0, self.n_rows0 + extra, dtype=np.int32))
+        h.changeColsBounds(self.n, np.arange(self.n, dtype=np.int32), self.lower0, self.upper0)
 
     def _costs(self, du: JobDuals) -> tuple[np.ndarray, float]:
         m, d1 = self.m, self.d1
         c = np.zeros(self.n)
         off = du.const
-        if du.level == 2:
-            off += self.cost_const
-            for k, v in self.cost_lin.items():
-                if k in self.col:
-                    c[self.col[k]] += v
+        if du.level != 1:
+            for wgt, const, lin in ((du.mu, self.cost_const, self.cost_lin), (du.rho, self.run_const, self.run_lin)):
+                if wgt:
+                    off += wgt * const
+                    for k, v in lin.items():
+                        if k in self.col:
+                            c[self.col[k]] += wgt * v
         else:
             off -= 1.0
 
