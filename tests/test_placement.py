@@ -24,6 +24,13 @@ from bace_opt.solvers.base import SolveOptions
 OPT = SolveOptions(time_limit_s=30)
 MILP = [s for s in ("highs", "scip", "mathopt-highs") if registry.available(s)]
 ALL = MILP + (["cpsat"] if registry.available("cpsat") else [])
+#: the back ends of the walk engine, and "cg": the column-generation engine (branch-and-price on HiGHS)
+ENGINES = ALL + ["cg"]
+
+
+def how(solver: str) -> dict:
+    """solve()'s keywords for a back end of the walk engine, or for the cg engine ("cg")."""
+    return {"solver": "highs", "engine": "cg"} if solver == "cg" else {"solver": solver, "engine": "walk"}
 
 GT = {"A6000": GpuType("A6000", 100.0, 48, 300), "FAST": GpuType("FAST", 200.0, 80, 400)}
 
@@ -48,12 +55,12 @@ def check(inst, sched):
 
 # ---------------------------------------------------------------------- hand-checked cases
 
-@pytest.mark.parametrize("solver", ALL)
+@pytest.mark.parametrize("solver", ENGINES)
 def test_job_must_span_regions(solver):
     # 6 stages, no region has more than 4 GPUs: the job spans two regions, cheapest first (A 4 + B 2).
     inst = make([("A", 4, 0.10), ("B", 4, 0.20), ("C", 4, 0.30)],
                 [("A", "B", 10, 20), ("B", "C", 10, 20), ("A", "C", 10, 20)], [("j", 6, 50)])
-    s = solve(inst, solver=solver, options=OPT)
+    s = solve(inst, **how(solver), options=OPT)
     assert s.solver.status == "optimal"
     j = s.job("j")
     assert sorted((b.region, b.stages) for b in j.blocks) == [("A", 4), ("B", 2)]
@@ -62,43 +69,43 @@ def test_job_must_span_regions(solver):
     check(inst, s)
 
 
-@pytest.mark.parametrize("solver", ALL)
+@pytest.mark.parametrize("solver", ENGINES)
 def test_thin_direct_link_relays_through_third_region(solver):
     # b_j = 8 * 50 / 1000 / 0.1 = 4 Gbit/s; A-B has 1 Gbit/s, so the hop relays A-T-B through transit node T.
     inst = make([("A", 3, 0.1), ("B", 3, 0.1), ("T", 0, 0.1)],
                 [("A", "B", 1, 5), ("A", "T", 10, 10), ("T", "B", 10, 10)], [("j", 6, 50)])
-    s = solve(inst, solver=solver, options=OPT)
+    s = solve(inst, **how(solver), options=OPT)
     j = s.job("j")
     assert j.status == "done"
     assert len(j.hops) == 1 and set(j.hops[0].route) == {"A", "T", "B"} and j.hops[0].route[1] == "T"
     check(inst, s)
 
 
-@pytest.mark.parametrize("solver", ALL)
+@pytest.mark.parametrize("solver", ENGINES)
 def test_admission_limited_by_bandwidth_not_gpus(solver):
     # 12 GPUs for two 4-stage jobs, but every job must span two regions (3 GPUs each) and only link A-B can
     # carry a hop (b = 4 Gbit/s; 6 Gbit/s on A-B, 2 elsewhere): one job starts, the other is not started.
     regions = [("A", 3, 0.1), ("B", 3, 0.1), ("C", 3, 0.1), ("D", 3, 0.1)]
     links = [(u, v, 6.0 if {u, v} == {"A", "B"} else 2.0, 10) for u, v in itertools.combinations("ABCD", 2)]
     inst = make(regions, links, [("j1", 4, 50), ("j2", 4, 50)])
-    s = solve(inst, solver=solver, options=OPT)
+    s = solve(inst, **how(solver), options=OPT)
     assert s.solver.status == "optimal"
     assert s.metrics["jobs_done"] == 1 and s.metrics["jobs_not_started"] == 1 and s.metrics["jobs_blocked"] == 0
     assert sum(r.gpus for r in inst.regions) >= 8
     check(inst, s)
     # with a second thick link C-D, both jobs start (one hop on each)
     links2 = [(u, v, 6.0 if {u, v} in ({"A", "B"}, {"C", "D"}) else 2.0, 10) for u, v in itertools.combinations("ABCD", 2)]
-    s2 = solve(make(regions, links2, [("j1", 4, 50), ("j2", 4, 50)]), solver=solver, options=OPT)
+    s2 = solve(make(regions, links2, [("j1", 4, 50), ("j2", 4, 50)]), **how(solver), options=OPT)
     assert s2.metrics["jobs_done"] == 2
 
 
-@pytest.mark.parametrize("solver", ALL)
+@pytest.mark.parametrize("solver", ENGINES)
 def test_cost_prefers_cheap_regions_and_count_comes_first(solver):
     # Each 4-stage job fits any region; prices 0.3 / 0.1 / 0.2: one job goes to B, the next to C.  Starting
     # both costs more than starting one, yet both start (level 1 before level 2).
     inst = make([("A", 4, 0.3), ("B", 4, 0.1), ("C", 4, 0.2)],
                 [("A", "B", 10, 20), ("B", "C", 10, 20), ("A", "C", 10, 20)], [("j1", 4, 50), ("j2", 4, 50)])
-    s = solve(inst, solver=solver, options=OPT)
+    s = solve(inst, **how(solver), options=OPT)
     regs = sorted(b.region for j in s.jobs for b in j.blocks)
     assert regs == ["B", "C"]
     check(inst, s)
@@ -304,8 +311,8 @@ def test_brute_force_confirms_optimum(case):
     inst = _random_instance(case["seed"], n_jobs=case["n_jobs"], mixed=case["mixed"], egress=case["egress"])
     n_bf, cost_bf, run_bf = brute_force(inst)
     objs = {}
-    for solver in ALL:
-        s = solve(inst, solver=solver, options=OPT)
+    for solver in ENGINES:
+        s = solve(inst, **how(solver), options=OPT)
         assert s.solver.status == "optimal", (solver, s.solver)
         check(inst, s)
         lv = {l["level"]: l for l in s.solver.extra["levels"]}
