@@ -95,9 +95,9 @@ class _walk_cuts:
         self.form = form if not isinstance(form, bool) else ("walk" if form else "walk0")
 
     def __enter__(self):
-        from bace_opt.exact import placement_milp as M
-        from bace_opt.exact import placement_solution as S
-        from bace_opt.exact import placement_walk as W
+        from bace_opt.exact.p1 import milp as M
+        from bace_opt.exact.p1 import solution as S
+        from bace_opt.exact.p1 import walk as W
         self.saved = {k: getattr(W, k) for k in WALK_CUTS}
         self.l3 = M.LEVEL3_PROOF_HIGHS
         self.l3cut, self.start = M.LEVEL3_CUTOFF, S.COST_START
@@ -111,9 +111,9 @@ class _walk_cuts:
             S.COST_START = False
 
     def __exit__(self, *exc):
-        from bace_opt.exact import placement_milp as M
-        from bace_opt.exact import placement_solution as S
-        from bace_opt.exact import placement_walk as W
+        from bace_opt.exact.p1 import milp as M
+        from bace_opt.exact.p1 import solution as S
+        from bace_opt.exact.p1 import walk as W
         for k, v in self.saved.items():
             setattr(W, k, v)
         M.LEVEL3_PROOF_HIGHS = self.l3
@@ -145,7 +145,7 @@ def _realistic_instance(args, variants, inst, label, rows, commit) -> None:
         t = time.perf_counter()
         kw = {} if backend in ("cpsat", "race") else {"formulation": "walk" if form in WALK_VARIANTS else form}
         if backend == "race":       # "race" shares proven levels; "race:noshare" races whole solves
-            from bace_opt.exact.race import race_placement
+            from bace_opt.exact.p1.race import race_placement
             res = race_placement(inst, options=SolveOptions(time_limit_s=tl, threads=args.threads, seed=seed),
                                  share_levels=(form != "noshare"))
         else:

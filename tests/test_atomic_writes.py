@@ -205,7 +205,7 @@ def test_a_benchmark_history_keeps_its_rows_and_survives_a_failed_write(write, t
 #: (file, enclosing function or "<module>", kind) -> why that write may stay as it is.  Every entry must still
 #: match a write in the source (a stale entry fails the scan too), so the list never outlives its reason.
 ALLOWED = {
-    ("bace_opt/exact/p1cg/pricing_exact.py", "ExactPricer.__init__", "model.write"):
+    ("bace_opt/exact/p1/cg/pricing_exact.py", "ExactPricer.__init__", "model.write"):
         "Pyomo writes the one-job model as MPS into its own mkstemp file, read back by HiGHS and removed at once",
     ("bace_opt/solvers/output.py", "quiet_highs_banner", "os.open"):
         "opens /dev/null, not a file of the user's: HiGHS's one-time banner is written there, never to stdout",

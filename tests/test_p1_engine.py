@@ -10,10 +10,10 @@ import pytest
 
 import bace_opt as bo
 from bace_opt.errors import InputError
-from bace_opt.exact import placement_backend as pb
-from bace_opt.exact.placement_certify import certify_levels, cost_floor, job_floor
-from bace_opt.exact.placement_data import PlacementData, count_upper_bound
-from bace_opt.exact.placement_milp import MIN_LEVEL_S, out_of_time
+from bace_opt.exact.p1 import backend as pb
+from bace_opt.exact.p1.certify import certify_levels, cost_floor, job_floor
+from bace_opt.exact.p1.data import PlacementData, count_upper_bound
+from bace_opt.exact.p1.milp import MIN_LEVEL_S, out_of_time
 from bace_opt.gaps.decompose import Solve, decompose, heuristic_epoch, p1_cost
 from bace_opt.solvers.base import SolveOptions
 

@@ -1,4 +1,4 @@
-"""P1 by column generation (bace_opt.exact.p1cg, issue 37): the master's bound, its columns and the pricing
+"""P1 by column generation (bace_opt.exact.p1.cg, issue 37): the master's bound, its columns and the pricing
 certificate, checked against the exact walk model and brute force on tiny instances."""
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 
 import bace_opt as bo
 from bace_opt.evaluate import make_schedule, price_plan
-from bace_opt.exact.p1cg.columns import fits_alone, make_column, model_cost
-from bace_opt.exact.p1cg.engine import Pricers, column_generation, lp_support, start_solutions
-from bace_opt.exact.p1cg.master import JobDuals, knapsack
-from bace_opt.exact.p1cg.pricing import HeuristicPricer
-from bace_opt.exact.p1cg.pricing_exact import ExactPricer
+from bace_opt.exact.p1.cg.columns import fits_alone, make_column, model_cost
+from bace_opt.exact.p1.cg.engine import Pricers, column_generation, lp_support, start_solutions
+from bace_opt.exact.p1.cg.master import JobDuals, knapsack
+from bace_opt.exact.p1.cg.pricing import HeuristicPricer
+from bace_opt.exact.p1.cg.pricing_exact import ExactPricer
 from bace_opt.exact.placement import cost_at_t0_usd
-from bace_opt.exact.placement_data import PlacementData
-from bace_opt.exact.placement_milp import lp_relaxation_bound
+from bace_opt.exact.p1.data import PlacementData
+from bace_opt.exact.p1.milp import lp_relaxation_bound
 from bace_opt.instance import load_instance
 
 INST = Path(__file__).resolve().parent.parent / "instances"
@@ -152,7 +152,7 @@ def test_knapsack_against_brute_force():
 def test_starts_are_solutions_of_the_pack_master(name):
     """The starts (reordered for P1.42/P1.43) with their region patterns are feasible in the master with packing
     rows: no artificial column, value = their cost."""
-    from bace_opt.exact.p1cg.master import Master
+    from bace_opt.exact.p1.cg.master import Master
     inst = load_instance(INST / name)
     data = PlacementData(inst)
     for sol in start_solutions(data):

@@ -1,4 +1,4 @@
-"""P1 by branch-and-price (bace_opt.exact.p1cg.solve_levels_cg, issue 37): the same level optima as the walk
+"""P1 by branch-and-price (bace_opt.exact.p1.cg.solve_levels_cg, issue 37): the same level optima as the walk
 engine, branching exercised, a valid bound on the time limit, evaluator-feasible solutions, and results that do
 not depend on the thread count."""
 from __future__ import annotations
@@ -10,13 +10,13 @@ import pytest
 
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.evaluate import evaluate, make_schedule
-from bace_opt.exact.p1cg import solve_levels_cg
-from bace_opt.exact.p1cg.branching import JobBranch, Node, split
+from bace_opt.exact.p1.cg import solve_levels_cg
+from bace_opt.exact.p1.cg.branching import JobBranch, Node, split
 from bace_opt.exact.placement import cost_at_t0_usd
-from bace_opt.exact.placement_data import PlacementData
-from bace_opt.exact.placement_levels import level_record
-from bace_opt.exact.placement_milp import solve_levels_milp
-from bace_opt.exact.placement_solution import plans_from_solution
+from bace_opt.exact.p1.data import PlacementData
+from bace_opt.exact.p1.levels import level_record
+from bace_opt.exact.p1.milp import solve_levels_milp
+from bace_opt.exact.p1.solution import plans_from_solution
 from bace_opt.instance import load_instance
 from bace_opt.solvers.base import SolveOptions, SolveResult, Termination
 
@@ -108,7 +108,7 @@ def test_threads_do_not_change_the_result():
 
 def test_branches_partition_and_allow():
     """The branching rule's children split the parent's placements of a job, and ``allows`` follows them."""
-    from bace_opt.exact.p1cg.columns import Column
+    from bace_opt.exact.p1.cg.columns import Column
     a = Column(0, (0, 1), (2, 2), ((0, 1),), 0, 1.0, 1.0, 1.0)
     b = Column(0, (0, 1), (1, 3), ((0, 1),), 0, 1.0, 1.0, 1.0)
     root = Node({}, 0.0)

@@ -418,7 +418,7 @@ def test_walk_and_position_agree_on_sparse_topologies_with_transit(seed):
 
 
 def test_trail_decoder_orders_by_first_visit_and_drops_loops():
-    from bace_opt.exact.placement_walk_solution import trail_chain
+    from bace_opt.exact.p1.walk_solution import trail_chain
     # trail 0 -> 5 -> 1 -> 5 -> 2 (5 is transit, crossed twice); used regions 0, 1, 2
     chain, routes = trail_chain(None, {0, 1, 2}, 0, [(0, 5), (5, 1), (1, 5), (5, 2)])
     assert chain == [0, 1, 2]

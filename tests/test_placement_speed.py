@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bace_opt.exact.placement import solve_placement
-from bace_opt.exact.placement_data import PlacementData, count_cuts, proportional_groups
-from bace_opt.exact.placement_solution import _order_proportional, unit_cost
+from bace_opt.exact.p1.data import PlacementData, count_cuts, proportional_groups
+from bace_opt.exact.p1.solution import _order_proportional, unit_cost
 from bace_opt.instance import Instance, Job
 from bace_opt.solvers.base import SolveOptions
 
@@ -182,7 +182,7 @@ def test_walk_cuts_keep_the_brute_force_optimum(seed):
 
 
 def test_region_cover_rows_by_hand():
-    from bace_opt.exact.placement_walk import region_cover_rows, regions_needed
+    from bace_opt.exact.p1.walk import region_cover_rows, regions_needed
     assert regions_needed([4, 4, 4], 6) == 2
     assert regions_needed([4, 1], 6) == 3            # cannot be held at all
     inst = make([("A", 4, 0.1), ("B", 4, 0.2), ("C", 2, 0.3)],
@@ -195,7 +195,7 @@ def test_region_cover_rows_by_hand():
 
 
 def _planted(monkeypatch, name, fn):
-    from bace_opt.exact import placement_walk as W
+    from bace_opt.exact.p1 import walk as W
     monkeypatch.setattr(W, name, fn)
 
 
@@ -215,7 +215,7 @@ SPAN = make([("A", 4, 0.10), ("B", 4, 0.20), ("C", 4, 0.30)],
 
 def test_planted_wrong_cuts_change_the_optimum(monkeypatch):
     """Each family, made one step too strong, cuts the optimum off: the agreement test above can fail."""
-    from bace_opt.exact import placement_walk as W
+    from bace_opt.exact.p1 import walk as W
     assert not _changes_optimum(SPAN)
     real_rows = W.region_cover_rows
     with monkeypatch.context() as mp:          # P1.46: one region more than needed
@@ -224,7 +224,7 @@ def test_planted_wrong_cuts_change_the_optimum(monkeypatch):
     with monkeypatch.context() as mp:          # P1.48 without y: k (2 stages) may not sit whole in one region
         _planted(mp, "_y", lambda m, j, r: 0)
         assert _changes_optimum(SPAN)
-    from bace_opt.exact.placement_data import arc_ends as real_ends
+    from bace_opt.exact.p1.data import arc_ends as real_ends
     with monkeypatch.context() as mp:          # P1.50 with the start (end) term dropped: every W must be entered
         def rule_no_ends(m):
             J = m.data.jobs

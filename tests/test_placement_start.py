@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from bace_opt.exact import placement_milp as M
-from bace_opt.exact import placement_solution as S
+from bace_opt.exact.p1 import milp as M
+from bace_opt.exact.p1 import solution as S
 from bace_opt.exact.placement import solve_placement
-from bace_opt.exact.placement_data import PlacementData
-from bace_opt.exact.placement_solution import (greedy_start, solution_cost, solution_from_plans,
+from bace_opt.exact.p1.data import PlacementData
+from bace_opt.exact.p1.solution import (greedy_start, solution_cost, solution_from_plans,
                                                start_candidates)
 from bace_opt.schedule import Block, Hop, JobPlan
 from bace_opt.solvers.base import SolveOptions
@@ -69,14 +69,14 @@ def test_the_start_does_not_change_the_optimum(seed, monkeypatch):
 # ---------------------------------------------------------------------- P1.51 the level-3 cutoff
 
 def _proof(monkeypatch, inst, plans, slack=None, check=True):
-    """The level-3 proof (``placement_milp._level3_by_cost``) from the level-2 solution ``plans`` (whose cost is
+    """The level-3 proof (``p1.milp._level3_by_cost``) from the level-2 solution ``plans`` (whose cost is
     fixed as the level-2 optimum), with the cutoff slack and the above-the-row check as given.  Returns the
     level-3 result (termination, run time)."""
     import time
 
     import pyomo.environ as pyo
 
-    from bace_opt.exact import placement_walk as W
+    from bace_opt.exact.p1 import walk as W
     if slack is not None:
         monkeypatch.setattr(M, "LEVEL3_CUTOFF_SLACK", slack)
     monkeypatch.setattr(M, "LEVEL3_CUTOFF_CHECK", check)

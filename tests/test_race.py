@@ -1,4 +1,4 @@
-"""The racing portfolio (bace_opt.exact.race, ``--solver race``): the first proof wins, the choice depends only
+"""The racing portfolio (bace_opt.exact.p1.race, ``--solver race``): the first proof wins, the choice depends only
 on the results, bad members are refused, and Ctrl-C stops every child within seconds."""
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from bace_opt.errors import InputError
-from bace_opt.exact import race, solve
+from bace_opt.exact import solve
+from bace_opt.exact.p1 import race
 from bace_opt.exact.placement import solve_placement
 from bace_opt.instance import GpuType, Instance, Job, Link, Objective, Region
 from bace_opt.schedule import SolverInfo
@@ -120,7 +121,7 @@ class _Feed:
         return self.given.get(level)
 
     def publish(self, level, objective, solution):
-        from bace_opt.exact.placement_levels import SharedLevel
+        from bace_opt.exact.p1.levels import SharedLevel
         self.published[level] = SharedLevel(level, objective, solution, "feed")
 
 

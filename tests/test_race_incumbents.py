@@ -12,10 +12,10 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-from bace_opt.exact import placement_walk as fm
+from bace_opt.exact.p1 import walk as fm
 from bace_opt.exact.placement import solve_placement
-from bace_opt.exact.placement_data import PlacementData
-from bace_opt.exact.placement_solution import greedy_start, solution_from_plans
+from bace_opt.exact.p1.data import PlacementData
+from bace_opt.exact.p1.solution import greedy_start, solution_from_plans
 from bace_opt.solvers import registry
 from bace_opt.solvers.base import SolveOptions
 

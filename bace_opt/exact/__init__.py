@@ -137,10 +137,10 @@ def _plain_epoch(inst: Instance, kw: dict) -> bool:
 def _heuristic_start(inst: Instance, opts: SolveOptions):
     """(options with the start's time taken off the limit, the best heuristic placement or None, its name):
     the engines start from it, so a solve stopped by its limit returns at least that placement
-    (``placement_certify``)."""
+    (``p1.certify``)."""
     import time
     from dataclasses import replace
-    from .placement_certify import heuristic_starts
+    from .p1.certify import heuristic_starts
     t = time.perf_counter()
     t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
     starts = heuristic_starts(inst, t0, [j.name for j in inst.jobs], opts.time_limit_s)

@@ -1,11 +1,11 @@
 """P1, placement at one decision epoch, solved exactly: the entry point ``solve_placement`` (models/placement.md).
 
 Which waiting jobs start at t0, where, and over which routes; lexicographic (1) max jobs started, (2) min cost
-at t0 prices, (3) min total run time.  The shape follows P2: shared problem data (``placement_data``), one
-module per back-end formulation (``placement_walk`` and ``placement_position``: the Pyomo MILPs, solved level by
-level by ``placement_milp`` with HiGHS / SCIP / MathOpt-HiGHS; ``placement_cpsat``: the CP-SAT model), solutions
-and starts (``placement_solution``), the level scheme (``placement_levels``), one back end's solve
-(``placement_backend``), the race of several back ends (``race``), and this module, which dispatches a solver
+at t0 prices, (3) min total run time.  The modules are in the package ``p1``: shared problem data (``p1.data``), one
+module per back-end formulation (``p1.walk`` and ``p1.position``: the Pyomo MILPs, solved level by
+level by ``p1.milp`` with HiGHS / SCIP / MathOpt-HiGHS; ``p1.cpsat``: the CP-SAT model), solutions
+and starts (``p1.solution``), the level scheme (``p1.levels``), one back end's solve
+(``p1.backend``), the race of several back ends (``race``), and this module, which dispatches a solver
 name to one back end or to the race.  ``PlacementResult`` and ``PlacementData`` are re-exported (the result
 type, and the input of ``write_level_mps`` / ``lp_relaxation_bound``, which load Pyomo on first use).
 """
@@ -14,15 +14,14 @@ from __future__ import annotations
 import logging
 from typing import Mapping, Sequence
 
-from .. import formulas as F
 from ..errors import InputError
 from ..instance import Instance
 from ..schedule import JobPlan
 from ..solvers import registry
 from ..solvers.base import SolveOptions
-from .placement_backend import PlacementResult, prepare, solve_one
-from .placement_data import PlacementData  # noqa: F401  (re-exported, module docstring)
-from .race import DEFAULT_MEMBERS, race_placement
+from .p1.backend import PlacementResult, prepare, solve_one
+from .p1.data import PlacementData, cost_at_t0_usd  # noqa: F401  (re-exported, module docstring)
+from .p1.race import DEFAULT_MEMBERS, race_placement
 
 log = logging.getLogger(__name__)
 
@@ -37,15 +36,15 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
     (3) min total run time, by sequential solves (P1.17-P1.19).
 
     ``solver``: "highs" (Pyomo, native), "scip" / "mathopt-highs" (the same Pyomo model via MPS and
-    OR-Tools MathOpt), "cpsat" (its own integer model, ``placement_cpsat``).  ``levels`` (1-3) stops early.
+    OR-Tools MathOpt), "cpsat" (its own integer model, ``p1.cpsat``).  ``levels`` (1-3) stops early.
     ``solver_info.objective``/``bound``/``gap`` are those of the last level solved (the cost, level 2, by
     default reported as ``extra['cost_usd']``); ``levels`` lists every level's figures.
     A model over ``max_binaries`` binary variables is not built: status "error" with the reason.
-    ``formulation`` (MILP back ends): "walk" (default, ``placement_walk``) or "position" (``placement_position``);
+    ``formulation`` (MILP back ends): "walk" (default, ``p1.walk``) or "position" (``p1.position``);
     both have the same optimum (models/placement.md section 9).  CP-SAT has its own model.
-    ``solver="race"``: ``race_members`` race in parallel processes (bace_opt.exact.race); the first proof wins
+    ``solver="race"``: ``race_members`` race in parallel processes (bace_opt.exact.p1.race); the first proof wins
     and ``solver_info.extra["proved_by"]`` names it.  ``share`` (internal, set by the race's members): a
-    ``placement_levels.LevelShare`` through which levels proven by other members are adopted.
+    ``p1.levels.LevelShare`` through which levels proven by other members are adopted.
     """
     spec = registry.BACKENDS.get(solver)
     if spec is None or spec.kind != "race":          # one back end (an unknown name is refused there)
@@ -62,28 +61,11 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
                           formulation=formulation)
 
 
-def cost_at_t0_usd(inst: Instance, plans: Sequence[JobPlan], t0: float, egress: bool | None = None) -> float:
-    """The P1 cost of ``plans`` recomputed with the model's formulas: electricity at each region's price at
-    t0 (constant over the run) plus egress if the instance's objective includes it.  Used to check the
-    solver's objective against the evaluator's figures (equal when prices are constant)."""
-    from ..evaluate import price_plan
-    egress = inst.objective.egress if egress is None else egress
-    tot = 0.0
-    for p in plans:
-        fig = price_plan(inst, p)
-        job = inst.job(p.name)
-        for b in p.blocks:
-            kw = F.power_kw(inst, job, [(b.region, b.stages)])
-            tot += kw * F.price_at(inst, b.region, t0) * fig.run_s / 3600.0
-        if egress:
-            tot += fig.egress_usd
-    return tot
-
 
 def __getattr__(name):
-    """The level models' names of ``placement_milp`` (build_level_model, lp_relaxation_bound, write_level_mps)
+    """The level models' names of ``p1.milp`` (build_level_model, lp_relaxation_bound, write_level_mps)
     load it on first use, so importing this module does not import Pyomo."""
-    from . import placement_milp
+    from .p1 import milp as placement_milp
     try:
         return getattr(placement_milp, name)
     except AttributeError:

@@ -189,7 +189,7 @@ def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, 
     if not specs:
         raise InputError("gap: give at least one policy")
     check_solve_options({"time_limit": time_limit, "online_time_limit": online_time_limit, "threads": threads})
-    from ..exact.placement_backend import ENGINES
+    from ..exact.p1.backend import ENGINES
     if engine not in ENGINES:
         raise InputError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
     t_start = time.perf_counter()

@@ -84,7 +84,7 @@ INTERRUPT_GRACE_S = 3.0
 ABANDONED: list[str] = []
 
 
-#: per thread, set by a race member (bace_opt.exact.race): a callable that turns true when the running solve's
+#: per thread, set by a race member (bace_opt.exact.p1.race): a callable that turns true when the running solve's
 #: answer is no longer needed (another member proved the same level, or the race is over).  ``run_interruptible``
 #: polls it beside the Ctrl-C flag and then calls the back end's cancel and returns whatever the back end returns
 #: (no KeyboardInterrupt).

@@ -1,6 +1,6 @@
 """OR-Tools CP-SAT adapter: solves a ``cp_model.CpModel`` and reports in solver-neutral terms.
 
-CP-SAT works on integers: the caller builds an integer model (``bace_opt.exact.placement_cpsat`` states its
+CP-SAT works on integers: the caller builds an integer model (``bace_opt.exact.p1.cpsat`` states its
 scaling and the error bound that makes the reported bound a proven one).  ``solve_cp(model, options)``
 returns the ``SolveResult`` and the ``CpSolver`` (to read values from), objective and bound in the
 model's own (scaled integer) units.

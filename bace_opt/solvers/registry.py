@@ -5,7 +5,7 @@
     names()             -> all known solver names
 
 Besides the back ends it declares one name that is not a back end: "race", P1's racing portfolio of back ends
-(kind "race"; run by ``bace_opt.exact.race``).  It is declared here, as data, so that every solver name is
+(kind "race"; run by ``bace_opt.exact.p1.race``).  It is declared here, as data, so that every solver name is
 checked in one place; it is available when one of its default members ``RACE_MEMBERS`` is.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _cpsat():
     return cpsat.available()
 
 
-#: the back ends a race runs when none are named (``--race-members``; bace_opt.exact.race)
+#: the back ends a race runs when none are named (``--race-members``; bace_opt.exact.p1.race)
 RACE_MEMBERS = ("highs", "cpsat")
 
 

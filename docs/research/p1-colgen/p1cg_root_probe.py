@@ -1,4 +1,4 @@
-"""Issue 37, step 3: the root bound of P1's Dantzig-Wolfe master (``bace_opt.exact.p1cg``) against the walk
+"""Issue 37, step 3: the root bound of P1's Dantzig-Wolfe master (``bace_opt.exact.p1.cg``) against the walk
 model's root LP and the known optimum, per family.
 
     PYTHONPATH=. python docs/research/p1-colgen/p1cg_root_probe.py FAMILY [--seeds 1,2,3] [--time-limit S]
@@ -21,8 +21,8 @@ import os
 import time
 from pathlib import Path
 
-from bace_opt.exact.p1cg.engine import Pricers, column_generation, lp_support, start_solutions
-from bace_opt.exact.placement_data import PlacementData, count_upper_bound
+from bace_opt.exact.p1.cg.engine import Pricers, column_generation, lp_support, start_solutions
+from bace_opt.exact.p1.data import PlacementData, count_upper_bound
 from bace_opt.instance import load_instance
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -76,7 +76,7 @@ def load() -> float:
 def level1_optimum(inst, data, tl):
     """z1: the GPU-count bound when a start reaches it, else the exact level 1 (walk model, HiGHS)."""
     ub = count_upper_bound(data)
-    from bace_opt.exact.placement_solution import greedy_start, price_pack_start
+    from bace_opt.exact.p1.solution import greedy_start, price_pack_start
     for plans in (price_pack_start(data) or [], greedy_start(data)):
         if len(plans) >= ub:
             return ub, "count bound"
@@ -87,7 +87,7 @@ def level1_optimum(inst, data, tl):
 
 
 def root_lp(data, level, z1):
-    from bace_opt.exact.placement_milp import lp_relaxation_bound
+    from bace_opt.exact.p1.milp import lp_relaxation_bound
     t = time.perf_counter()
     v = lp_relaxation_bound(data, level, {1: z1} if level == 2 else None, formulation="walk")
     return v, time.perf_counter() - t

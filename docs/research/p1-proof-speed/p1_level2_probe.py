@@ -33,7 +33,7 @@ import time
 import pyomo.environ as pyo
 
 from p1_second_core_probe import _level2_model
-from bace_opt.exact import placement_walk as fm
+from bace_opt.exact.p1 import walk as fm
 from bace_opt.solvers.base import SolveOptions
 from bace_opt.solvers import highs as H
 

@@ -30,8 +30,8 @@ import time
 import pyomo.environ as pyo
 
 from p1_second_core_probe import _level2_model, _split_candidates
-from bace_opt.exact import placement_milp as M, placement_walk as fm
-from bace_opt.exact.placement_levels import LEVEL_TOL
+from bace_opt.exact.p1 import milp as M, placement_walk as fm
+from bace_opt.exact.p1.levels import LEVEL_TOL
 from bace_opt.exact.placement_split import _u_values
 from bace_opt.solvers.base import SolveOptions
 from bace_opt.solvers.highs import solve_pyomo

@@ -37,8 +37,8 @@ import pyomo.environ as pyo
 from benchmarks.common import RANDOM_LARGE, realistic
 from p1_second_core_probe import _level2_model
 from bace_opt.builders.synthetic import random_instance
-from bace_opt.exact import placement_milp as M, placement_walk as fm
-from bace_opt.exact.placement_levels import LEVEL_TOL
+from bace_opt.exact.p1 import milp as M, placement_walk as fm
+from bace_opt.exact.p1.levels import LEVEL_TOL
 from bace_opt.exact.placement_split import _u_values
 from bace_opt.files import atomic_write
 from bace_opt.solvers.base import SolveOptions

@@ -28,11 +28,11 @@ import sys
 import time
 
 from benchmarks.common import realistic
-from bace_opt.exact import placement_position   # the position model (placement_milp.py before issue 26)
+from bace_opt.exact.p1 import position as placement_position   # the position model (placement_milp.py before issue 26)
 from bace_opt.exact.placement import solve_placement
-from bace_opt.exact.placement_data import PlacementData
-from bace_opt.exact.placement_levels import LevelShare, SharedLevel
-from bace_opt.exact.placement_solution import solution_from_plans
+from bace_opt.exact.p1.data import PlacementData
+from bace_opt.exact.p1.levels import LevelShare, SharedLevel
+from bace_opt.exact.p1.solution import solution_from_plans
 from bace_opt.solvers.base import SolveOptions
 
 #: level-2 optima proved by the old model: seeds 1 and 3 in results/bench_placement_realistic_-oldlong.md (to the

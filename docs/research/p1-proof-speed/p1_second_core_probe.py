@@ -34,10 +34,10 @@ import time
 import pyomo.environ as pyo
 
 from benchmarks.common import realistic
-from bace_opt.exact import placement_milp as M, placement_walk as fm
-from bace_opt.exact.placement_data import PlacementData, count_upper_bound
-from bace_opt.exact.placement_levels import LEVEL_TOL
-from bace_opt.exact.placement_solution import start_candidates
+from bace_opt.exact.p1 import milp as M, placement_walk as fm
+from bace_opt.exact.p1.data import PlacementData, count_upper_bound
+from bace_opt.exact.p1.levels import LEVEL_TOL
+from bace_opt.exact.p1.solution import start_candidates
 from bace_opt.solvers.base import SolveOptions
 from bace_opt.solvers.highs import solve_pyomo
 

@@ -11,10 +11,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
-from .. import formulas as F
-from ..errors import BaceOptError
-from ..schedule import Block, Hop, JobPlan
-from .placement_data import JobData, PlacementData, proportional_groups
+from ... import formulas as F
+from ...errors import BaceOptError
+from ...schedule import Block, Hop, JobPlan
+from .data import JobData, PlacementData, proportional_groups
 
 log = logging.getLogger(__name__)
 
@@ -248,8 +248,8 @@ def price_pack_start(data: PlacementData) -> list[JobPlan] | None:
     the level-2 optimum where the greedy start is 2-4x dearer (benchmarks/README.md, issue 11 fourth round).
     None when the heuristic fails (it is only a start)."""
     try:
-        from ..policies.base import ClusterState
-        from ..policies.price_pack import PricePack
+        from ...policies.base import ClusterState
+        from ...policies.price_pack import PricePack
         inst = data.inst
         state = ClusterState(inst, data.t0, dict(data.free_gpus),
                              [data.free_gbps[e] for e in range(len(inst.links))])

@@ -19,9 +19,9 @@ import logging
 import math
 from typing import Sequence
 
-from ..schedule import JobPlan
-from ..solvers.base import relative_gap
-from .placement_data import JobData, PlacementData, has_negative_prices
+from ...schedule import JobPlan
+from ...solvers.base import relative_gap
+from .data import JobData, PlacementData, has_negative_prices
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +67,9 @@ def heuristic_starts(inst, t0: float, names: Sequence[str], time_limit_s: float 
     """(policy name, plans) of each heuristic's decision at ``t0`` on the jobs ``names``, every resource free.
     A policy that fails or overruns its share of the time is logged and left out (a start is a help, not a
     need)."""
-    from ..policies import get_policy
-    from ..policies.base import PolicyError
-    from ..policies.gate import epoch_plans
+    from ...policies import get_policy
+    from ...policies.base import PolicyError
+    from ...policies.gate import epoch_plans
     limit = 60.0 if time_limit_s is None else max(1.0, min(60.0, START_SHARE * time_limit_s))
     out = []
     for name in policies:

@@ -1,8 +1,8 @@
 """P1 solved exactly by branch-and-price (issue 37): the sequential levels (P1.17-P1.19) on the Dantzig-Wolfe
-master, with the contract of ``placement_milp.solve_levels_milp``.
+master, with the contract of ``p1.milp.solve_levels_milp``.
 
 Level 1 (max jobs started) is proven at once when a start reaches the GPU-count bound
-(``placement_data.count_upper_bound``), as in the walk engine; otherwise by branch-and-price on the level-1
+(``p1.data.count_upper_bound``), as in the walk engine; otherwise by branch-and-price on the level-1
 master.  Level 2 (min cost at t0, count >= z1) and level 3 (min total run time, count >= z1, cost <= z2 (1 +
 LEVEL_TOL)) by branch-and-price (``bnp``).  Each level starts from the placement sets at hand: the caller's warm
 start, the price-pack and greedy starts, and the previous level's solution.  The time limit (``options.
@@ -18,10 +18,10 @@ import logging
 import math
 import time
 
-from ...solvers.base import relative_gap
-from ..placement_data import PlacementData, count_upper_bound, has_negative_prices
-from ..placement_levels import LEVEL_NAMES, LEVEL_TOL
-from ..placement_solution import greedy_start, plans_from_solution, price_pack_start, solution_from_plans
+from ....solvers.base import relative_gap
+from ..data import PlacementData, count_upper_bound, has_negative_prices
+from ..levels import LEVEL_NAMES, LEVEL_TOL
+from ..solution import greedy_start, plans_from_solution, price_pack_start, solution_from_plans
 from .bnp import PROOF_REL, LevelOutcome, branch_and_price, feasible, value
 from .columns import columns_from_plans
 from .engine import Pricers
@@ -51,7 +51,7 @@ def _fitting(data, level, z1, z2, sets, t_cut=None):
 
 
 def record(level: int, out: LevelOutcome, build_s: float) -> dict:
-    """The level record of ``placement_levels.level_record`` plus the engine's figures (level 1 as the count)."""
+    """The level record of ``p1.levels.level_record`` plus the engine's figures (level 1 as the count)."""
     obj, bnd = out.objective, out.bound
     if level == 1:
         obj = None if obj is None else -obj
@@ -104,11 +104,11 @@ def level3_by_cost(data, z1, z2, cols, starts, pool, pricers, deadline, threads,
 
 def solve_levels_cg(data: PlacementData, options, warm_start, levels: int, t_start: float):
     """P1's levels by branch-and-price: (solution, per-level records, build seconds), as
-    ``placement_milp.solve_levels_milp``.  ``options.threads``: threads for the exact pricing;
+    ``p1.milp.solve_levels_milp``.  ``options.threads``: threads for the exact pricing;
     ``options.rel_gap``: the relative gap that counts as optimal (with a floor of ``bnp.PROOF_REL``)."""
     if has_negative_prices(data):
         log.info("P1 CG: a price at t0 is negative; the walk pricer assumes prices >= 0: solved by the MILP engine")
-        from ..placement_milp import solve_levels_milp
+        from ..milp import solve_levels_milp
         return solve_levels_milp(data, "highs", options, warm_start, levels, t_start)
     tb = time.perf_counter()
     pricers = Pricers(data)

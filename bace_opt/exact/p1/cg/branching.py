@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from ..placement_data import JobData
+from ..data import JobData
 from .columns import Column
 
 FRAC = 1e-6

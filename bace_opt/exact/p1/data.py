@@ -16,9 +16,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .. import formulas as F
-from ..errors import InputError
-from ..instance import Instance, Job
+from ... import formulas as F
+from ...errors import InputError
+from ...instance import Instance, Job
+from ...schedule import JobPlan
 
 @dataclass
 class JobData:
@@ -271,3 +272,21 @@ def has_negative_prices(data: PlacementData) -> bool:
     """Some region's price at t0 is negative (then a hop flow's cycles would *earn* money, see
     placement_milp.add_no_cycles)."""
     return any(p < 0 for d in data.jobs for p in d.pi.values())
+
+
+def cost_at_t0_usd(inst: Instance, plans: Sequence[JobPlan], t0: float, egress: bool | None = None) -> float:
+    """The P1 cost of ``plans`` recomputed with the model's formulas: electricity at each region's price at
+    t0 (constant over the run) plus egress if the instance's objective includes it.  Used to check the
+    solver's objective against the evaluator's figures (equal when prices are constant)."""
+    from ...evaluate import price_plan
+    egress = inst.objective.egress if egress is None else egress
+    tot = 0.0
+    for p in plans:
+        fig = price_plan(inst, p)
+        job = inst.job(p.name)
+        for b in p.blocks:
+            kw = F.power_kw(inst, job, [(b.region, b.stages)])
+            tot += kw * F.price_at(inst, b.region, t0) * fig.run_s / 3600.0
+        if egress:
+            tot += fig.egress_usd
+    return tot

@@ -31,11 +31,11 @@ import time
 from collections import defaultdict
 from typing import Sequence
 
-from ..schedule import JobPlan
-from ..solvers.base import SolveOptions, relative_gap
-from .placement_data import PlacementData, has_negative_prices, identical_pairs, job_arcs
-from .placement_levels import LEVEL_NAMES, LEVEL_TOL, remaining_s, solve_or_adopt
-from .placement_solution import Solution, start_solution
+from ...schedule import JobPlan
+from ...solvers.base import SolveOptions, relative_gap
+from .data import PlacementData, has_negative_prices, identical_pairs, job_arcs
+from .levels import LEVEL_NAMES, LEVEL_TOL, remaining_s, solve_or_adopt
+from .solution import Solution, start_solution
 
 log = logging.getLogger(__name__)
 
@@ -235,10 +235,10 @@ def _value(solver, terms) -> float:
 
 def solve_levels_cpsat(data: PlacementData, options: SolveOptions, warm_start: Sequence[JobPlan] | None,
                        levels: int, t_start: float, share=None):
-    """The sequential levels on one CP-SAT model.  ``share`` (a ``placement_levels.LevelShare``): a level
+    """The sequential levels on one CP-SAT model.  ``share`` (a ``p1.levels.LevelShare``): a level
     another race member proved is adopted, not solved: its solution becomes the hint and its optimum is fixed
     in the scaled units with the scaling error and LEVEL_TOL as slack (so the real optimum stays feasible)."""
-    from ..solvers.cpsat import solve_cp
+    from ...solvers.cpsat import solve_cp
 
     tb = time.perf_counter()
     cp = CpPlacement(data)

@@ -1,6 +1,6 @@
 """P1 placement as a Pyomo MILP in the walk formulation (models/placement.md section 9, P1.30-P1.39).
 
-Instead of positions k = 1..K_j and one unit flow per hop (the position formulation of ``placement_milp``),
+Instead of positions k = 1..K_j and one unit flow per hop (the position formulation of ``p1.milp``),
 job j's hops are described together by ONE walk: binary arc variables F[j,e,d] (link e crossed in direction
 d) forming a trail from the region of the first block to the region of the last that passes through every
 region j uses.  The chain is the order of first visits along the trail, and hop k's route the part of the
@@ -33,10 +33,10 @@ Notation (code name: symbol of models/placement.md):
     P[j]        P_j        Pi_j = sum_r pi_jr n_jr, the job's price rate (P1.37')
 
 This module builds the model (its row families); reading a solution back (the trail decoded into a chain and
-routes) and loading a MIP start are in ``placement_walk_solution``.  The formulation's interface, which the level
-driver ``placement_milp`` reads from this module as from ``placement_position``: ``build_model``,
+routes) and loading a MIP start are in ``p1.walk_solution``.  The formulation's interface, which the level
+driver ``p1.milp`` reads from this module as from ``p1.position``: ``build_model``,
 ``prepare_level``, ``LEVEL3_BY_COST``, and ``solution_from_pyomo`` / ``load_solution_into_pyomo`` (from
-``placement_walk_solution``).
+``p1.walk_solution``).
 """
 from __future__ import annotations
 
@@ -44,9 +44,9 @@ import logging
 
 import pyomo.environ as pyo
 
-from .placement_common import add_speed_classes, class_index_sets, price_rate, sigma, stages_in
-from .placement_data import PlacementData, arc_ends, count_cuts, job_arcs, proportional_groups
-from .placement_walk_solution import load_solution_into_pyomo, solution_from_pyomo  # noqa: F401  (interface)
+from .common import add_speed_classes, class_index_sets, price_rate, sigma, stages_in
+from .data import PlacementData, arc_ends, count_cuts, job_arcs, proportional_groups
+from .walk_solution import load_solution_into_pyomo, solution_from_pyomo  # noqa: F401  (interface)
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ def add_stages(m):
 
 
 def add_classes(m):
-    """P1.16 (``placement_common.add_speed_classes``) with u_jr the region-use binary, and P1.40 (tighter,
+    """P1.16 (``p1.common.add_speed_classes``) with u_jr the region-use binary, and P1.40 (tighter,
     valid because every stage of j is counted in the chosen class): sum_r n_jrc = S_j s_jc."""
     J = m.data.jobs
     m.con_class_total = pyo.Constraint(
@@ -464,7 +464,7 @@ def phi_max(d) -> int:
 
 def add_count_cuts(m, started: int) -> None:
     """P1.41 (levels 2 and 3, once level 1's optimum ``started`` is fixed): lo <= sum of x_j over the jobs with
-    a GPU total >= T <= hi for every informative threshold T (``placement_data.count_cuts``)."""
+    a GPU total >= T <= hi for every informative threshold T (``p1.data.count_cuts``)."""
     cuts = count_cuts(m.data, started)
     m.COUNT_CUTS = pyo.Set(initialize=range(len(cuts)), ordered=True)
     m.con_count_hi = pyo.Constraint(m.COUNT_CUTS, rule=lambda m, i: sum(m.x[j] for j in cuts[i][0]) <= cuts[i][2])

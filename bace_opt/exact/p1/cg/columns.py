@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ...evaluate import price_plan
-from ...schedule import Block, Hop, JobPlan
-from ..placement import cost_at_t0_usd
-from ..placement_data import JobData, PlacementData
+from ....evaluate import price_plan
+from ....schedule import Block, Hop, JobPlan
+from ..data import cost_at_t0_usd
+from ..data import JobData, PlacementData
 
 
 @dataclass(frozen=True)

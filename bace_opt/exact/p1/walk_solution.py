@@ -1,5 +1,5 @@
 """The walk formulation's solutions (models/placement.md section 9): decoding a trail into a chain of regions and
-its routes, and loading a position-form solution into the walk model as a MIP start (P1.30-P1.39, ``placement_walk``).
+its routes, and loading a position-form solution into the walk model as a MIP start (P1.30-P1.39, ``p1.walk``).
 
 Every trail decodes to a chain whose link uses are no more than the trail's (section 9, "same optimum"): the
 used regions in order of first visit, each hop's route the trail between two first visits with loops removed.
@@ -11,8 +11,8 @@ from collections import defaultdict
 
 import pyomo.environ as pyo
 
-from .placement_data import arc_ends
-from .placement_solution import Solution
+from .data import arc_ends
+from .solution import Solution
 
 
 def trail_chain(inst, used: set[int], start: int, arcs_used: list[tuple[int, int]]) -> tuple[list[int], list[list[int]]]:
@@ -54,7 +54,7 @@ def trail_chain(inst, used: set[int], start: int, arcs_used: list[tuple[int, int
 
 
 def solution_from_pyomo(m) -> Solution:
-    """The decoded solution in the position form of ``placement_solution.Solution`` (x, a, n, f), so the
+    """The decoded solution in the position form of ``p1.solution.Solution`` (x, a, n, f), so the
     shared decoder ``plans_from_solution`` turns it into JobPlans."""
     data = m.data
     inst = data.inst

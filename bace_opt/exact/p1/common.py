@@ -1,5 +1,5 @@
-"""Pyomo pieces shared by P1's two MILP formulations (``placement_milp``: positions and per-hop flows;
-``placement_walk``: one trail per job).  Both place stages with ``n_jrc`` (stages of job j in region r counted
+"""Pyomo pieces shared by P1's two MILP formulations (``p1.milp``: positions and per-hop flows;
+``p1.walk``: one trail per job).  Both place stages with ``n_jrc`` (stages of job j in region r counted
 in speed class c) and pick the slowest class with ``s_jc`` (models/placement.md, P1.16); they differ only in
 how "job j uses region r" (u_jr) is written, which the caller passes in."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Callable
 
 import pyomo.environ as pyo
 
-from .placement_data import JobData
+from .data import JobData
 
 
 def class_index_sets(jobs) -> tuple[list, list]:

@@ -1,9 +1,9 @@
 """P1 solved by one back end (models/placement.md): the work of ``placement.solve_placement`` for every solver
 but the race.
 
-``prepare`` checks the inputs and builds the problem data (``placement_data``), and answers at once when there
+``prepare`` checks the inputs and builds the problem data (``p1.data``), and answers at once when there
 is nothing to solve (no waiting job fits) or the model would be too large; ``solve_one`` then runs the back
-end's level scheme (P1.17-P1.19: ``placement_milp`` for HiGHS / SCIP / MathOpt-HiGHS, ``placement_cpsat`` for
+end's level scheme (P1.17-P1.19: ``p1.milp`` for HiGHS / SCIP / MathOpt-HiGHS, ``p1.cpsat`` for
 CP-SAT) and packs a ``PlacementResult``.  The race (``race``) runs ``solve_one`` in each of its members.
 """
 from __future__ import annotations
@@ -12,14 +12,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from ..errors import InputError
-from ..instance import Instance
-from ..schedule import JobPlan, SolverInfo
-from ..solvers import registry
-from ..solvers.base import SolveOptions
-from .placement_data import PlacementData, model_size
-from .placement_certify import certify_levels
-from .placement_solution import plans_from_solution
+from ...errors import InputError
+from ...instance import Instance
+from ...schedule import JobPlan, SolverInfo
+from ...solvers import registry
+from ...solvers.base import SolveOptions
+from .data import PlacementData, model_size
+from .certify import certify_levels
+from .solution import plans_from_solution
 
 
 @dataclass
@@ -106,7 +106,7 @@ def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | 
               warm_start: Sequence[JobPlan] | None = None, levels: int = 3, max_binaries: int = 2_000_000,
               formulation: str = "walk", share=None, engine: str = "walk") -> PlacementResult:
     """P1 on the back end ``solver`` (arguments as ``placement.solve_placement``; a race is not a back end).
-    ``share`` (set by a race's members): a ``placement_levels.LevelShare`` through which levels proven by other
+    ``share`` (set by a race's members): a ``p1.levels.LevelShare`` through which levels proven by other
     members are adopted.  ``engine``: see ``ENGINES`` and ``choose_engine``."""
     if registry.BACKENDS.get(solver) is not None and registry.BACKENDS[solver].kind == "race":
         raise InputError(f"solver {solver!r} is a race of back ends, not one: use placement.solve_placement")
@@ -121,16 +121,16 @@ def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | 
     engine, why = choose_engine(data, solver, engine)
     more = {"engine": engine, "engine_rule": why}
     if engine == "cg":
-        from .p1cg import solve_levels_cg
+        from .cg import solve_levels_cg
         sol, lv, build_s = solve_levels_cg(data, options, warm_start, levels, t_start)
         return _finish(data, solver, sol, certify_levels(data, lv), build_s, t_start, more)
     if max_binaries is not None and model_size(data) > max_binaries:
         return too_large(data, solver, t_start, max_binaries)
     if registry.BACKENDS[solver].kind == "cp":
-        from .placement_cpsat import solve_levels_cpsat
+        from .cpsat import solve_levels_cpsat
         sol, lv, build_s = solve_levels_cpsat(data, options, warm_start, levels, t_start, share=share)
     else:
-        from .placement_milp import solve_levels_milp
+        from .milp import solve_levels_milp
         sol, lv, build_s = solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation,
                                              share=share)
     return _finish(data, solver, sol, certify_levels(data, lv), build_s, t_start, more)

@@ -4,8 +4,8 @@
 ``pricing`` (fast heuristic pricing), ``pricing_exact`` (the one-job walk MILP with dual-adjusted costs: a proven
 lower bound on a job's least reduced cost), ``engine`` (the root column-generation loop with its Lagrangian
 bound, used by the root-bound probe), ``branching`` / ``nodecg`` / ``bnp`` (branch-and-price of one level) and
-``solve`` (``solve_levels_cg``: every level, with the contract of ``placement_milp.solve_levels_milp``).
-Not wired into ``solve`` yet (docs/research/p1-colgen/README.md).
+``solve`` (``solve_levels_cg``: every level, with the contract of ``p1.milp.solve_levels_milp``).
+Wired into ``solve`` as the engine "cg" (``p1.backend.choose_engine``; models/placement.md section 11).
 """
 from .solve import solve_levels_cg
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 
-from ..placement_data import PlacementData, count_upper_bound
-from ..placement_levels import clears_limit
+from ..data import PlacementData, count_upper_bound
+from ..levels import clears_limit
 from .branching import FRAC, Node, same_resources, split
 from .columns import Column, fits_alone, make_column
 from .master import JobDuals, Master
@@ -340,6 +340,6 @@ def branch_and_price(data: PlacementData, level: int, z1=None, z2=None, *, price
     cost <= z2).  ``starts``: (source, columns) of placement sets offered as incumbents (and their columns);
     ``seeds``: more columns.  ``t_cut`` (level 2): the run-time row sum run <= t_cut; ``limit``: search only for a
     solution of value <= limit, stop at the first (status "feasible"), or prove there is none ("infeasible":
-    every node's bound clears the limit, ``placement_levels.clears_limit``)."""
+    every node's bound clears the limit, ``p1.levels.clears_limit``)."""
     return Search(data, level, z1, z2, pricers, starts, deadline, threads, rel_gap, level_s, t_cut, limit,
                   seeds).run()

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 
-from ..placement_data import PlacementData
+from ..data import PlacementData
 from .branching import FREE, Node, restricted_job
 from .columns import Column, make_column
 from .master import Master

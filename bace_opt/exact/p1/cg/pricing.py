@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ..placement_data import JobData, PlacementData
+from ..data import JobData, PlacementData
 from .columns import fits_alone, route_links
 from .master import JobDuals
 

@@ -1,7 +1,7 @@
 """Exact pricing of one job (issue 37): the one-job walk MILP with dual-adjusted costs, a proven lower bound on
 the job's least reduced cost.
 
-The model is ``placement_walk.build_model`` on the job alone (same t0 and free resources as the master), written
+The model is ``p1.walk.build_model`` on the job alone (same t0 and free resources as the master), written
 once as MPS and kept in a highspy object; each pricing call only changes the column costs and the offset.  With
 x_j fixed to 1 the objective is
 
@@ -24,10 +24,10 @@ import highspy
 import numpy as np
 from pyomo.repn import generate_standard_repn
 
-from ..placement_data import JobData, PlacementData
-from ..placement_solution import plans_from_solution
-from ..placement_walk import build_model, job_cost_expr, runtime_expr
-from ..placement_walk_solution import solution_from_pyomo
+from ..data import JobData, PlacementData
+from ..solution import plans_from_solution
+from ..walk import build_model, job_cost_expr, runtime_expr
+from ..walk_solution import solution_from_pyomo
 from .columns import Column, columns_from_plans
 from .master import JobDuals
 

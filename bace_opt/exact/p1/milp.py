@@ -1,12 +1,12 @@
 """The level driver of P1's Pyomo MILPs (models/placement.md P1.17-P1.19, P1.45, P1.51): the sequential levels
-on one model of a formulation (``placement_walk``, the default, or ``placement_position``), kept between levels
+on one model of a formulation (``p1.walk``, the default, or ``p1.position``), kept between levels
 and solved by HiGHS natively or by SCIP / HiGHS through MathOpt.
 
 Level 1 maximizes the jobs started (proven without a solve when the MIP start reaches the GPU-count bound),
 level 2 minimizes the cost at t0 prices with the count fixed, level 3 the total run time with the cost fixed
 within a relative ``LEVEL_TOL``; with the walk formulation level 3 is proved by cost minimization under a
 shorter run-time cut (P1.45, ``_level3_by_cost``), with HiGHS on an objective cutoff (P1.51).  Levels another
-race member proved are adopted (``placement_levels.solve_or_adopt``).
+race member proved are adopted (``p1.levels.solve_or_adopt``).
 
 Public API: ``solve_levels_milp``, ``formulation_module``, ``build_level_model`` (one level's model),
 ``lp_relaxation_bound``, ``write_level_mps`` (the MPS export of models/README.md).
@@ -19,23 +19,23 @@ from typing import Mapping
 
 import pyomo.environ as pyo
 
-from ..files import atomic_write_by_name
-from ..instance import Instance
-from ..solvers import registry
-from ..solvers.base import SolveOptions, SolveResult, Termination, relative_gap
-from . import placement_position, placement_walk
-from .placement_data import PlacementData, count_upper_bound, has_negative_prices
-from .placement_levels import LEVEL_NAMES, LEVEL_TOL, clears_limit, level_record, remaining_s, solve_or_adopt
-from .placement_solution import Solution, start_candidates
+from ...files import atomic_write_by_name
+from ...instance import Instance
+from ...solvers import registry
+from ...solvers.base import SolveOptions, SolveResult, Termination, relative_gap
+from . import position as placement_position, walk as placement_walk
+from .data import PlacementData, count_upper_bound, has_negative_prices
+from .levels import LEVEL_NAMES, LEVEL_TOL, clears_limit, level_record, remaining_s, solve_or_adopt
+from .solution import Solution, start_candidates
 
 log = logging.getLogger(__name__)
 
 
 def _run_backend(m, solver: str, options: SolveOptions, warm: bool, tl) -> SolveResult:
     if solver == "highs":
-        from ..solvers.highs import solve_pyomo
+        from ...solvers.highs import solve_pyomo
         return solve_pyomo(m, options, warm_start=warm, time_limit_s=tl)
-    from ..solvers.mathopt import solve_pyomo
+    from ...solvers.mathopt import solve_pyomo
     return solve_pyomo(m, options, backend=solver, warm_start=warm, time_limit_s=tl)
 
 
@@ -44,7 +44,7 @@ FORMULATIONS = ("walk", "position")
 
 def formulation_module(formulation: str):
     """The module of a Pyomo formulation of P1: ``build_model``, ``solution_from_pyomo``,
-    ``load_solution_into_pyomo`` (position: ``placement_position``; walk: ``placement_walk``)."""
+    ``load_solution_into_pyomo`` (position: ``p1.position``; walk: ``p1.walk``)."""
     if formulation == "position":
         return placement_position
     if formulation == "walk":
@@ -54,7 +54,7 @@ def formulation_module(formulation: str):
 
 def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation: str = "walk", share=None):
     """The sequential levels (P1.17-P1.19) on one Pyomo model of ``formulation``, kept between levels.
-    ``share`` (a ``placement_levels.LevelShare``): levels another race member proved are adopted, not solved."""
+    ``share`` (a ``p1.levels.LevelShare``): levels another race member proved are adopted, not solved."""
     if formulation == "walk" and has_negative_prices(data):
         # a trail may pick up cycles that earn money under a negative price (models/placement.md section 9):
         # the position formulation with P1.12b is exact there

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..solvers.base import SolveOptions, SolveResult, Termination, relative_gap
+from ...solvers.base import SolveOptions, SolveResult, Termination, relative_gap
 
 LEVEL_TOL = 1e-9   # relative slack when a level's optimum is fixed for the next level (P1.18, P1.19)
 LEVEL_NAMES = {1: "jobs_started", 2: "cost_usd", 3: "run_s"}
@@ -42,7 +42,7 @@ def level_record(level: int, res: SolveResult, build_s: float) -> dict:
 
 @dataclass(frozen=True)
 class SharedLevel:
-    """A level optimum proven by one race member, offered to the others (bace_opt.exact.race).
+    """A level optimum proven by one race member, offered to the others (bace_opt.exact.p1.race).
     ``objective`` is in model units (level 1: minus the jobs started; level 2: cost in USD; level 3: run time in
     s) and ``solution`` a complete position-form solution that attains it (the next level's start)."""
     level: int

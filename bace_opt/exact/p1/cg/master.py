@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 
-from ..placement_data import PlacementData, count_cuts, proportional_groups
-from ..placement_walk import phi_max
+from ..data import PlacementData, count_cuts, proportional_groups
+from ..walk import phi_max
 from .columns import Column
 
 INF = highspy.kHighsInf
@@ -59,7 +59,7 @@ class JobDuals:
 
 def class_rows(data: PlacementData) -> list[tuple[float, int, list[tuple[int, list[int]]]]]:
     """P1.44's second row per speed f above the slowest: (f, k_f, [(job, classes >= f)]), k_f the most jobs
-    (smallest GPU totals first) that fit the free GPUs of regions of speed >= f (as ``placement_walk``)."""
+    (smallest GPU totals first) that fit the free GPUs of regions of speed >= f (as ``p1.walk``)."""
     inst = data.inst
     speed = {r: inst.speed[inst.regions[r].name] for r in range(len(inst.regions))}
     used = {r for d in data.jobs for r in d.regions}

@@ -22,16 +22,16 @@ Notation (code name: symbol of models/placement.md):
     q[j,k,e]    q_jke      Pi_j * (f_jke0 + f_jke1): price-weighted GPU rate times link use (USD/s)
     v[j,e]      v_je       bandwidth j reserves on link e (only with > 1 speed class)
 
-The formulation's interface (the level driver ``placement_milp`` reads it; ``placement_walk`` has the same):
+The formulation's interface (the level driver ``p1.milp`` reads it; ``p1.walk`` has the same):
 ``build_model``, ``solution_from_pyomo``, ``load_solution_into_pyomo``.
 """
 from __future__ import annotations
 
 import pyomo.environ as pyo
 
-from .placement_common import add_speed_classes, class_index_sets, price_rate, sigma, stages_in
-from .placement_data import JobData, PlacementData, has_negative_prices, identical_pairs, job_arcs
-from .placement_solution import Solution
+from .common import add_speed_classes, class_index_sets, price_rate, sigma, stages_in
+from .data import JobData, PlacementData, has_negative_prices, identical_pairs, job_arcs
+from .solution import Solution
 
 
 def build_model(data: PlacementData) -> pyo.ConcreteModel:
@@ -120,7 +120,7 @@ def add_stages(m):
 
 
 def add_classes(m):
-    """P1.16 (``placement_common.add_speed_classes``) with u_jr = sum_k a_jkr."""
+    """P1.16 (``p1.common.add_speed_classes``) with u_jr = sum_k a_jkr."""
     add_speed_classes(m, _u)
 
 

@@ -3,7 +3,7 @@ proof wins (``--solver race``).
 
     race_placement(inst, members=("highs", "cpsat"), options=SolveOptions(time_limit_s=600), **kw)
 
-Each member runs ``placement_backend.solve_one(inst, solver=member, ...)`` (P1 on one back end) in its own process
+Each member runs ``p1.backend.solve_one(inst, solver=member, ...)`` (P1 on one back end) in its own process
 (the threads asked for, every core by default, shared out among the members: one each on 2 cores).  Sharing:
 
 * every member starts from the same best start (the caller's warm start when it fits, else the greedy
@@ -44,14 +44,14 @@ import time
 from dataclasses import replace
 from typing import Sequence
 
-from ..errors import InputError
-from ..procs import die_with_parent
-from ..schedule import SolverInfo
-from ..solvers import base, registry
-from ..solvers.base import SolveOptions, available_cores
-from .placement_backend import PlacementResult, solve_one
-from .placement_data import PlacementData
-from .placement_levels import SharedLevel
+from ...errors import InputError
+from ...procs import die_with_parent
+from ...schedule import SolverInfo
+from ...solvers import base, registry
+from ...solvers.base import SolveOptions, available_cores
+from .backend import PlacementResult, solve_one
+from .data import PlacementData
+from .levels import SharedLevel
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def _start_ignoring_sigint(procs) -> None:
 
 
 class _MemberShare:
-    """A member's side of the level sharing (a ``placement_levels.LevelShare``): a thread files the levels the
+    """A member's side of the level sharing (a ``p1.levels.LevelShare``): a thread files the levels the
     parent passes on; the level loop takes them, and the running solve is stopped when its level arrives."""
 
     def __init__(self, i: int, name: str, inbox, out):

@@ -13,7 +13,7 @@ z_RMP meet within ``rel_tol``, or on the time limit (then LB is the certified bo
 (``smooth``, Wentges): the pricing duals are alpha y_prev_center + (1 - alpha) y; a round that finds no column at
 the smoothed duals is a mis-price and is repeated at the master's own duals (so the proof is unaffected).
 
-Seeds: the price-pack and greedy starts of the compact model (``placement_solution``) as columns, and the
+Seeds: the price-pack and greedy starts of the compact model (``p1.solution``) as columns, and the
 columns of an earlier level.
 """
 from __future__ import annotations
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..placement_data import PlacementData
-from ..placement_solution import greedy_start, plans_from_solution, price_pack_start, solution_from_plans
+from ..data import PlacementData
+from ..solution import greedy_start, plans_from_solution, price_pack_start, solution_from_plans
 from .columns import columns_from_plans, make_column
 from .master import JobDuals, Master
 from .pricing import HeuristicPricer
@@ -81,7 +81,7 @@ def lp_support(M: Master) -> list:
 
 
 def start_solutions(data: PlacementData) -> list[list]:
-    """The price-pack and greedy starts of the compact model (``placement_solution``), each as its columns."""
+    """The price-pack and greedy starts of the compact model (``p1.solution``), each as its columns."""
     out = []
     for plans in (price_pack_start(data), greedy_start(data)):
         sol = solution_from_plans(data, plans) if plans else None
