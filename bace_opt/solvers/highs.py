@@ -93,7 +93,7 @@ def watch_progress(h) -> None:
             return
         last.update(inc=inc, bnd=bnd, t=t)
         gap = abs(inc - bnd) / max(abs(inc), 1e-10) if math.isfinite(inc) and math.isfinite(bnd) else None
-        progress_log.info("HiGHS %.1f s: incumbent %s, bound %s, gap %s, nodes %d (%s)", t,
+        progress_log.info("MIP search %.1f s: incumbent %s, bound %s, gap %s, nodes %d (%s)", t,
                           f"{inc:.9g}" if math.isfinite(inc) else "none", f"{bnd:.9g}" if math.isfinite(bnd)
                           else "none", f"{100 * gap:.4g} %" if gap is not None else "-", d.mip_node_count, why)
     try:
