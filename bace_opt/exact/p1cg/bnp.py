@@ -256,7 +256,13 @@ class Search:
             prune_at = self.inc_val - self.eps() if self.inc is not None else math.inf
             if self.limit is not None:
                 prune_at = self.limit + 2 * max(max(self.rel_gap, 1e-9) * abs(self.limit), 1e-9) + 1e-12
-            res = node_cg(ctx, node, prune_at, self.scale())
+            deadline = ctx.deadline
+            if self.nodes == 1 and deadline is not None:     # time kept for the master MIP after the root
+                ctx.deadline = deadline - min(RMP_MAX_S, RMP_SHARE * ctx.left())
+            try:
+                res = node_cg(ctx, node, prune_at, self.scale())
+            finally:
+                ctx.deadline = deadline
             for _ in range(ESCALATE):
                 # an LP optimum that keeps some artificial column: the penalty may be too small for this node
                 # (any penalty gives a valid bound); raise it until the node is pruned or the artificials leave
@@ -271,6 +277,8 @@ class Search:
             if res.timed_out:
                 self.push(node)
                 timed_out = True
+                if self.nodes == 1:
+                    self.offer(rmp_mip(ctx, min(RMP_MAX_S, ctx.left())), "rmp-mip")
                 break
             self.progress(node.bound)
             if self.nodes == 1 or self.nodes % RMP_EVERY == 0:
