@@ -158,4 +158,14 @@ def solve_levels_cg(data: PlacementData, options, warm_start, levels: int, t_sta
             lv[1]["objective"] = c
             lv[1]["gap"] = relative_gap(c, lv[1]["bound"])
     sol = solution_from_plans(data, [c.plan(data) for c in cols])
+    if sol is None:       # never seen: every column is a placement of the model
+        lv[-1].update(status="error", message="the incumbent does not encode as a P1 solution")
+        return None, lv, build_s
+    # the encoding reorders proportional jobs (P1.42/P1.43), which never makes cost or run time grow: report the
+    # figures of what is returned
+    back = columns_from_plans(data, plans_from_solution(data, sol)[0])
+    for k, lvl in ((1, 2), (2, 3)):
+        if len(lv) > k and lv[k]["objective"] is not None and value(lvl, back) < lv[k]["objective"]:
+            lv[k]["objective"] = value(lvl, back)
+            lv[k]["gap"] = relative_gap(lv[k]["objective"], lv[k]["bound"])
     return sol, lv, build_s
