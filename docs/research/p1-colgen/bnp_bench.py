@@ -3,6 +3,7 @@ one family, one instance at a time, in the same run (issue 37 step 3, second par
 
     PYTHONPATH=. python docs/research/p1-colgen/bnp_bench.py FAMILY [--seeds 1 2 3] [--levels 3] [--time-limit S]
         [--threads N] [--engines cg walk] [-v]
+    PYTHONPATH=. python docs/research/p1-colgen/bnp_bench.py table      # the README's table from bnp.jsonl
 
 FAMILY as ``p1cg_root_probe.py`` (paper, realistic, random-large, binding, fleet12, fleet20).  One JSON line per
 instance and engine goes to results/bnp.jsonl (records of every level, wall seconds, load before and after).
@@ -50,7 +51,32 @@ def run(inst, label, engine, args) -> dict:
     return row
 
 
+def table() -> None:
+    """The README's table: per instance, the last row of each engine (level 2 and 3 figures)."""
+    rows: dict = {}
+    for line in OUT.read_text().splitlines():
+        r = json.loads(line)
+        rows[(r["instance"], r["engine"])] = r
+    print("| instance | engine | wall s (cpu s) | load | L1 | L2 status | L2 objective | L2 bound | L2 gap % | L2 nodes"
+          " | L2 incumbent | L3 status | L3 objective |")
+    print("|" + "---|" * 13)
+    for (inst, eng), r in rows.items():
+        lv = {x["level"]: x for x in r["levels"]}
+        l2, l3 = lv.get(2, {}), lv.get(3, {})
+        gap = None
+        if l2.get("objective") is not None and l2.get("bound") is not None:
+            gap = (l2["objective"] - l2["bound"]) / abs(l2["objective"]) * 100
+        f = lambda v, d=9: "-" if v is None else (f"{v:.{d}g}" if isinstance(v, float) else str(v))  # noqa: E731
+        print(f"| {inst} | {eng} | {r['wall_s']} ({r['cpu_s']}) | {r['load'][0]:.1f}-{r['load'][1]:.1f} | "
+              f"{f(lv[1]['objective'])} | {l2.get('status', '-')} | {f(l2.get('objective'))} | {f(l2.get('bound'))} | "
+              f"{f(gap, 3)} | {f(l2.get('bnp_nodes'))} | {l2.get('incumbent_source') or '-'} | "
+              f"{l3.get('status', '-')} | {f(l3.get('objective'))} |")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["table"]:
+        table()
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("family")
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
