@@ -156,7 +156,9 @@ class Search:
             for c in cols:
                 self.M.add(c)
             self.offer(cols, src)
-        for d in data.jobs:            # each job's heuristic placements at zero duals: a cheap first set
+        for d in ([] if seeds else data.jobs):   # each job's heuristic placements at zero duals: a first set
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
             du = JobDuals(level, 0.0, {r: 0.0 for r in d.regions}, {}, [0.0] * len(d.classes), 0.0,
                           mu=1.0 if level == 2 else 0.0, rho=1.0 if level == 3 else 0.0)
             for _, chain, st, routes in pricers.heuristic(d.j).price(du, -math.inf, most=2):

@@ -117,6 +117,8 @@ def heuristic_round(ctx: Context, node: Node, y: np.ndarray, scale: float) -> in
         br = node.job(d.j)
         if br.x == 0:
             continue
+        if ctx.left() <= 0:          # a round over 50 jobs takes tens of seconds at fleet scale
+            break
         du = M.job_duals(y, d.j)
         for rc, chain, st, routes in ctx.heuristic(d.j, br).price(du, ctx.tol * scale, most=3):
             col = make_column(data, d, chain, st, routes)

@@ -122,7 +122,11 @@ def solve_levels_cg(data: PlacementData, options, warm_start, levels: int, t_sta
         tl = time.perf_counter()
         b0 = pricers.build_s
         level_s = max(1.0, deadline - tl) if deadline is not None else 600.0
-        if level == 1:
+        if level > 1 and deadline is not None and tl >= deadline:     # no time left: keep the solution at hand
+            out = LevelOutcome(level, "feasible", value(level, cols), None, cols,
+                               lv[-1]["incumbent_source"] if level == 2 else "level2",
+                               message="time limit reached before this level")
+        elif level == 1:
             sets = _fitting(data, 1, None, None, starts)
             ub1 = count_upper_bound(data)
             if sets and len(sets[0][1]) >= ub1:
