@@ -120,3 +120,28 @@ def test_branches_partition_and_allow():
     assert kind == "x" and [br.x for _, br, _ in kids] == [0, 1]
     assert not JobBranch(x=0).allows(a) and JobBranch(forbid=frozenset({2})).allows(a)
     assert not JobBranch(need=frozenset({2})).allows(a)
+
+
+def _make(regions, links, jobs):
+    from bace_opt.instance import GpuType, Instance, Job, Link, Objective, Region
+    gt = {"A6000": GpuType("A6000", 100.0, 48, 300)}
+    R = [Region(r[0], "A6000", r[1], r[2]) for r in regions]
+    L = [Link(a, b, g, ms, 0.0) for a, b, g, ms in links]
+    J = [Job(j[0], 0.0, j[1], 8, 100, 0.1, j[2]) for j in jobs]
+    return Instance("t", gt, "A6000", R, L, J, Objective(egress=False)).validated()
+
+
+@pytest.mark.parametrize("thick", [False, True])
+def test_level_one_by_branch_and_price_when_bandwidth_limits_admission(thick):
+    """Every job must span two regions and only thick links carry a hop: the GPU-count bound (3) is not the
+    optimum without a second thick link (2 start), and level 1 is then proven by branch-and-price."""
+    import itertools
+    thin = ({"A", "B"}, {"C", "D"}) if thick else ({"A", "B"},)
+    links = [(u, v, 6.0 if {u, v} in thin else 2.0, 10) for u, v in itertools.combinations("ABCD", 2)]
+    inst = _make([("A", 3, 0.1), ("B", 3, 0.1), ("C", 3, 0.1), ("D", 3, 0.1)], links,
+                 [("j1", 4, 50), ("j2", 4, 50), ("j3", 2, 50)])
+    _, wl, _ = _walk(inst)
+    data, sol, lv, _ = _cg(inst)
+    assert [r["status"] for r in lv] == ["optimal"] * 3
+    assert [r["objective"] for r in lv] == pytest.approx([r["objective"] for r in wl], rel=1e-6)
+    _check_solution(inst, data, sol, lv)

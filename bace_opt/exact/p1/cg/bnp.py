@@ -156,7 +156,9 @@ class Search:
             for c in cols:
                 self.M.add(c)
             self.offer(cols, src)
-        for d in data.jobs:            # each job's heuristic placements at zero duals: a cheap first set
+        for d in ([] if seeds else data.jobs):   # each job's heuristic placements at zero duals: a first set
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
             du = JobDuals(level, 0.0, {r: 0.0 for r in d.regions}, {}, [0.0] * len(d.classes), 0.0,
                           mu=1.0 if level == 2 else 0.0, rho=1.0 if level == 3 else 0.0)
             for _, chain, st, routes in pricers.heuristic(d.j).price(du, -math.inf, most=2):
@@ -256,7 +258,13 @@ class Search:
             prune_at = self.inc_val - self.eps() if self.inc is not None else math.inf
             if self.limit is not None:
                 prune_at = self.limit + 2 * max(max(self.rel_gap, 1e-9) * abs(self.limit), 1e-9) + 1e-12
-            res = node_cg(ctx, node, prune_at, self.scale())
+            deadline = ctx.deadline
+            if self.nodes == 1 and deadline is not None:     # time kept for the master MIP after the root
+                ctx.deadline = deadline - min(RMP_MAX_S, RMP_SHARE * ctx.left())
+            try:
+                res = node_cg(ctx, node, prune_at, self.scale())
+            finally:
+                ctx.deadline = deadline
             for _ in range(ESCALATE):
                 # an LP optimum that keeps some artificial column: the penalty may be too small for this node
                 # (any penalty gives a valid bound); raise it until the node is pruned or the artificials leave
@@ -271,6 +279,8 @@ class Search:
             if res.timed_out:
                 self.push(node)
                 timed_out = True
+                if self.nodes == 1:
+                    self.offer(rmp_mip(ctx, min(RMP_MAX_S, ctx.left())), "rmp-mip")
                 break
             self.progress(node.bound)
             if self.nodes == 1 or self.nodes % RMP_EVERY == 0:

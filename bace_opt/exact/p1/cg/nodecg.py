@@ -117,6 +117,8 @@ def heuristic_round(ctx: Context, node: Node, y: np.ndarray, scale: float) -> in
         br = node.job(d.j)
         if br.x == 0:
             continue
+        if ctx.left() <= 0:          # a round over 50 jobs takes tens of seconds at fleet scale
+            break
         du = M.job_duals(y, d.j)
         for rc, chain, st, routes in ctx.heuristic(d.j, br).price(du, ctx.tol * scale, most=3):
             col = make_column(data, d, chain, st, routes)
@@ -125,16 +127,22 @@ def heuristic_round(ctx: Context, node: Node, y: np.ndarray, scale: float) -> in
     return added
 
 
-def _price_one(ep, du, br, left: float, whole: bool, tol: float, scale: float):
-    """One job's exact pricing under its branch (run in a worker thread: the MILP objects are per job)."""
+def _left(deadline: float | None) -> float:
+    """Seconds for one MILP: the time left to ``deadline`` (computed when the MILP starts), at most 600 s."""
+    return 600.0 if deadline is None else max(min(deadline - time.perf_counter(), 600.0), 0.05)
+
+
+def _price_one(ep, du, br, deadline: float | None, whole: bool, tol: float, scale: float):
+    """One job's exact pricing under its branch (run in a worker thread: the MILP objects are per job).  Each
+    MILP gets the time left when it starts (the jobs of a chunk that wait for a thread, or run one after the
+    other, must not each get the chunk's time)."""
     ep.restrict(br if br is not FREE else None)
     try:
-        tl = max(min(left, 600.0), 0.05)
-        lb, col, status = ep.price(du, tl, abs_gap=max(tol, BOUND_GAP * scale) if whole else tol,
+        lb, col, status = ep.price(du, _left(deadline), abs_gap=max(tol, BOUND_GAP * scale) if whole else tol,
                                    cutoff=None if whole else -tol, first=not whole)
         if status == "Solution limit reached" and (col is None or du.reduced_cost(col) >= -tol):
             # HiGHS may stop on a solution above the cutoff (models/placement.md 9d (c)): solve it out
-            lb, col, status = ep.price(du, tl, abs_gap=tol)
+            lb, col, status = ep.price(du, _left(deadline), abs_gap=tol)
         return lb, col, status
     finally:
         ep.unrestrict()
@@ -160,7 +168,7 @@ def exact_round(ctx: Context, node: Node, y: np.ndarray, start: int, scale: floa
         left = ctx.left()
         if left <= 0:
             return False, total, False, added, chunk[0]
-        args = [(ep, du, node.job(j), left, whole, tol, scale) for ep, du, j in zip(eps, dus, chunk)]
+        args = [(ep, du, node.job(j), ctx.deadline, whole, tol, scale) for ep, du, j in zip(eps, dus, chunk)]
         if ctx.pool is not None and len(chunk) > 1:
             res = list(ctx.pool.map(lambda a: _price_one(*a), args))
         else:

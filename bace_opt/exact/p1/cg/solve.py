@@ -122,7 +122,11 @@ def solve_levels_cg(data: PlacementData, options, warm_start, levels: int, t_sta
         tl = time.perf_counter()
         b0 = pricers.build_s
         level_s = max(1.0, deadline - tl) if deadline is not None else 600.0
-        if level == 1:
+        if level > 1 and deadline is not None and tl >= deadline:     # no time left: keep the solution at hand
+            out = LevelOutcome(level, "feasible", value(level, cols), None, cols,
+                               lv[-1]["incumbent_source"] if level == 2 else "level2",
+                               message="time limit reached before this level")
+        elif level == 1:
             sets = _fitting(data, 1, None, None, starts)
             ub1 = count_upper_bound(data)
             if sets and len(sets[0][1]) >= ub1:
@@ -158,4 +162,14 @@ def solve_levels_cg(data: PlacementData, options, warm_start, levels: int, t_sta
             lv[1]["objective"] = c
             lv[1]["gap"] = relative_gap(c, lv[1]["bound"])
     sol = solution_from_plans(data, [c.plan(data) for c in cols])
+    if sol is None:       # never seen: every column is a placement of the model
+        lv[-1].update(status="error", message="the incumbent does not encode as a P1 solution")
+        return None, lv, build_s
+    # the encoding reorders proportional jobs (P1.42/P1.43), which never makes cost or run time grow: report the
+    # figures of what is returned
+    back = columns_from_plans(data, plans_from_solution(data, sol)[0])
+    for k, lvl in ((1, 2), (2, 3)):
+        if len(lv) > k and lv[k]["objective"] is not None and value(lvl, back) < lv[k]["objective"]:
+            lv[k]["objective"] = value(lvl, back)
+            lv[k]["gap"] = relative_gap(lv[k]["objective"], lv[k]["bound"])
     return sol, lv, build_s
