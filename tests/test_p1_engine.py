@@ -73,25 +73,34 @@ def test_certify_levels_raises_a_missing_or_infinite_bound(optima):
     assert certify_levels(data, lv)[1]["bound"] is None
 
 
-def test_engine_rule(monkeypatch):
+def test_engine_rule():
     data = PlacementData(bo.load_instance(PAPER[0]))
     assert pb.choose_engine(data, "highs", "auto")[0] == "walk"
     assert pb.choose_engine(data, "cpsat", "auto")[0] == "walk"
     assert pb.choose_engine(data, "highs", "cg") == ("cg", "named by the caller")
-    monkeypatch.setattr(pb, "AUTO_CG_BINARIES", 10)
-    eng, why = pb.choose_engine(data, "highs", "auto")
-    assert eng == "cg" and "> 10" in why
-    assert pb.choose_engine(data, "scip", "auto")[0] == "walk"
+    eng, why = pb.choose_engine(data, "highs", "auto", max_binaries=10)      # the walk model is not built
+    assert eng == "cg" and "> max_binaries=10" in why
+    assert pb.choose_engine(data, "scip", "auto", max_binaries=10)[0] == "walk"
     with pytest.raises(InputError, match="engine 'cg' runs on HiGHS"):
         pb.choose_engine(data, "cpsat", "cg")
     with pytest.raises(InputError, match="engine: must be one of"):
         pb.choose_engine(data, "highs", "colgen")
 
 
+def test_auto_runs_cg_where_the_walk_model_is_refused():
+    inst = bo.load_instance(ROOT / "instances" / "tiny-2r-2j.json")
+    r = pb.solve_one(inst, options=SolveOptions(time_limit_s=60, threads=1), levels=2, max_binaries=5,
+                     engine="auto")
+    assert r.solver_info.extra["engine"] == "cg" and r.solver_info.status == "optimal"
+    w = pb.solve_one(inst, options=SolveOptions(time_limit_s=60, threads=1), levels=2, engine="walk")
+    assert r.solver_info.objective == pytest.approx(w.solver_info.objective, rel=1e-6)
+    assert pb.solve_one(inst, levels=2, max_binaries=5, engine="walk").solver_info.status == "error"
+
+
 def test_engine_is_reported_and_checked():
     inst = bo.load_instance(PAPER[0])
     s = bo.solve(inst, time_limit=60, threads=1, levels=2)
-    assert s.meta["engine"] == "walk" and s.solver.extra["engine_rule"].endswith("<= 100000")
+    assert s.meta["engine"] == "walk" and s.solver.extra["engine_rule"].startswith("the faster engine")
     assert s.meta["start"] == "heuristic:select-pack"
     with pytest.raises(InputError, match="engine 'cg' is not a member of a race"):
         bo.solve(inst, solver="race", engine="cg", time_limit=5)

@@ -37,8 +37,8 @@ def add_parser(sub):
                    help="P1 back end (default highs)")
     p.add_argument("--engine", default="auto", choices=("auto", "walk", "cg"),
                    help="P1 engine (separate from --solver, the back end): walk, the compact MILP; cg, column "
-                        "generation with branch-and-price on HiGHS; auto (default): walk up to 100,000 binaries of "
-                        "the walk model, cg above")
+                        "generation with branch-and-price on HiGHS; auto (default): walk, and cg only where the walk "
+                        "model is too large to build")
     p.add_argument("--online", action="store_true",
                    help="also simulate each policy over the whole run and place its mean JCT and cost against "
                         "the certified P2 lower bounds")

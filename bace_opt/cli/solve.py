@@ -34,8 +34,9 @@ def add_parser(sub):
                         "processes, the first proof wins")
     p.add_argument("--engine", choices=("auto", "walk", "cg"), default=None,
                    help="P1 engine (placement; separate from --solver, which names the back end): walk, the compact "
-                        "MILP; cg, column generation with branch-and-price on HiGHS; auto (default): walk up to "
-                        "100,000 binaries of the walk model, cg above (models/placement.md section 11)")
+                        "MILP; cg, column generation with branch-and-price on HiGHS; auto (default): walk, the faster "
+                        "on every family measured, and cg only where the walk model is too large to build "
+                        "(models/placement.md section 11)")
     p.add_argument("--race-members", default=None, metavar="A,B",
                    help="back ends of --solver race (default highs,cpsat; e.g. highs,cpsat,scip)")
     p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S", help="wall-clock limit, s (default 60)")

@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from p1cg_root_probe import instances  # noqa: E402
 
-from bace_opt.exact.p1cg import solve_levels_cg  # noqa: E402
-from bace_opt.exact.placement_data import PlacementData  # noqa: E402
-from bace_opt.exact.placement_milp import solve_levels_milp  # noqa: E402
+from bace_opt.exact.p1.cg import solve_levels_cg  # noqa: E402
+from bace_opt.exact.p1.data import PlacementData  # noqa: E402
+from bace_opt.exact.p1.milp import solve_levels_milp  # noqa: E402
 from bace_opt.solvers.base import SolveOptions  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "bnp.jsonl"

@@ -20,12 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from p1cg_root_probe import instances  # noqa: E402
 
-from bace_opt.exact.p1cg.bnp import Search  # noqa: E402
-from bace_opt.exact.p1cg.branching import Node  # noqa: E402
-from bace_opt.exact.p1cg.engine import Pricers  # noqa: E402
-from bace_opt.exact.p1cg.nodecg import exact_round, solve_master  # noqa: E402
-from bace_opt.exact.p1cg.solve import start_sets  # noqa: E402
-from bace_opt.exact.placement_data import PlacementData  # noqa: E402
+from bace_opt.exact.p1.cg.bnp import Search  # noqa: E402
+from bace_opt.exact.p1.cg.branching import Node  # noqa: E402
+from bace_opt.exact.p1.cg.engine import Pricers  # noqa: E402
+from bace_opt.exact.p1.cg.nodecg import exact_round, solve_master  # noqa: E402
+from bace_opt.exact.p1.cg.solve import start_sets  # noqa: E402
+from bace_opt.exact.p1.data import PlacementData  # noqa: E402
 
 ROUNDS = 2
 

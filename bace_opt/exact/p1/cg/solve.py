@@ -18,7 +18,7 @@ import logging
 import math
 import time
 
-from ....solvers.base import relative_gap
+from ....solvers.base import relative_gap, available_cores
 from ..data import PlacementData, count_upper_bound, has_negative_prices
 from ..levels import LEVEL_NAMES, LEVEL_TOL
 from ..solution import greedy_start, plans_from_solution, price_pack_start, solution_from_plans
@@ -114,7 +114,8 @@ def solve_levels_cg(data: PlacementData, options, warm_start, levels: int, t_sta
     pricers = Pricers(data)
     starts = start_sets(data, warm_start)
     build_s = time.perf_counter() - tb
-    threads = max(1, int(options.threads or 1))
+    # None: every core available to the process, as the walk engine's HiGHS
+    threads = available_cores() if options.threads is None else max(1, int(options.threads))
     deadline = None if options.time_limit_s is None else t_start + options.time_limit_s
     lv: list[dict] = []
     cols, z1, z2, pool = None, None, None, []
