@@ -175,6 +175,7 @@ class Stubborn(PolicyBase):
 class Swallows(Stubborn):
     name = "swallows"
     def decide(self, now, queue, state):
+        open(__file__ + ".deciding", "w").close()        # tells the test it is inside a decision
         for _ in range(%d):
             try:
                 time.sleep(0.01)
@@ -203,7 +204,12 @@ def test_a_real_signal_stops_a_policy_that_swallows_keyboard_interrupt(tmp_path,
     env = {k: v for k, v in os.environ.items() if k != DECISION_LIMIT_ENV}      # the default limit, 300 s
     p = subprocess.Popen([sys.executable, "-m", "bace_opt", "simulate", str(SMALL), "--policy", f"{f}:Swallows"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(4.0)                           # imported and inside the first decision
+    deciding = Path(str(f) + ".deciding")
+    t = time.monotonic()
+    while not deciding.exists() and p.poll() is None and time.monotonic() - t < 60:
+        time.sleep(0.05)
+    assert deciding.exists(), p.communicate(timeout=60)[1]
+    time.sleep(0.2)                           # imported and inside the first decision
     t = time.monotonic()
     p.send_signal(sig)
     out, err = p.communicate(timeout=60)
