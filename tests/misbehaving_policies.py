@@ -127,26 +127,31 @@ class AllOnBiggest(Base):
         return [_whole(j, now, r) for j in queue]
 
 
-class HugeReservation(Base):
-    """100,000 Gbit/s on a link of a few Gbit/s."""
+class _OverALink(Base):
+    """The first job over the two ends of a link (one stage on one end, the rest on the other) with the hops
+    ``hops(a, b)`` gives: one class for every kind whose plan is wrong only in its hops (each kind a subclass)."""
+
+    @staticmethod
+    def hops(a, b):
+        return ()
 
     def bad(self, now, queue, state):
         j = self.first(queue)
         a, b = _split(j, state)
-        return [bo.JobPlan(j.name, "done", now, (bo.Block(a, 1), bo.Block(b, j.stages - 1)),
-                           (bo.Hop((a, b), 1e5),))]
+        return [bo.JobPlan(j.name, "done", now, (bo.Block(a, 1), bo.Block(b, j.stages - 1)), self.hops(a, b))]
 
 
-class ZeroReservation(HugeReservation):
-    def bad(self, now, queue, state):
-        p = super().bad(now, queue, state)[0]
-        return [bo.JobPlan(p.name, "done", now, p.blocks, (bo.Hop(p.hops[0].route, 0.0),))]
+class HugeReservation(_OverALink):
+    """100,000 Gbit/s on a link of a few Gbit/s."""
+    hops = staticmethod(lambda a, b: (bo.Hop((a, b), 1e5),))
 
 
-class NanReservation(HugeReservation):
-    def bad(self, now, queue, state):
-        p = super().bad(now, queue, state)[0]
-        return [bo.JobPlan(p.name, "done", now, p.blocks, (bo.Hop(p.hops[0].route, math.nan),))]
+class ZeroReservation(_OverALink):
+    hops = staticmethod(lambda a, b: (bo.Hop((a, b), 0.0),))
+
+
+class NanReservation(_OverALink):
+    hops = staticmethod(lambda a, b: (bo.Hop((a, b), math.nan),))
 
 
 class ForgedState(Base):
@@ -164,27 +169,16 @@ class UnknownRegion(Base):
         return [_whole(self.first(queue), now, "atlantis")]
 
 
-class RouteNotALink(Base):
-    def bad(self, now, queue, state):
-        j = self.first(queue)
-        a, b = _split(j, state)
-        return [bo.JobPlan(j.name, "done", now, (bo.Block(a, 1), bo.Block(b, j.stages - 1)),
-                           (bo.Hop((a, "atlantis", b), 1.0),))]
+class RouteNotALink(_OverALink):
+    hops = staticmethod(lambda a, b: (bo.Hop((a, "atlantis", b), 1.0),))
 
 
-class RouteWrongEnds(Base):
-    def bad(self, now, queue, state):
-        j = self.first(queue)
-        a, b = _split(j, state)
-        return [bo.JobPlan(j.name, "done", now, (bo.Block(a, 1), bo.Block(b, j.stages - 1)),
-                           (bo.Hop((b, a), 1.0),))]
+class RouteWrongEnds(_OverALink):
+    hops = staticmethod(lambda a, b: (bo.Hop((b, a), 1.0),))
 
 
-class MissingHop(Base):
-    def bad(self, now, queue, state):
-        j = self.first(queue)
-        a, b = _split(j, state)
-        return [bo.JobPlan(j.name, "done", now, (bo.Block(a, 1), bo.Block(b, j.stages - 1)), ())]
+class MissingHop(_OverALink):
+    """No hop at all between the two blocks (``_OverALink``'s own ``hops``)."""
 
 
 class WrongStages(Base):

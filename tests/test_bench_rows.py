@@ -21,6 +21,7 @@ import pytest
 import bace_opt.bench as bench_pkg
 import bace_opt.bench.tasks as tasks
 import bench_fake
+from policy_files import CHEAPEST_REGION
 from bace_opt.bench.report import load, report
 from bace_opt.bench.runner import FAILED_STATUSES, read_rows, run_specs
 from bace_opt.bench.spec import COLUMNS
@@ -82,40 +83,24 @@ def test_a_flaky_run_retried_leaves_one_row_per_run_id_in_the_file(tmp_path, sta
     assert out.with_name(out.name + ".damaged").exists() is False
 
 
+#: after the example policy (CHEAPEST_REGION) in the same file
 FLAKY_POLICY = """
 from pathlib import Path
-
-import bace_opt as bo
-from bace_opt.policies import PolicyBase
 
 MARKS = Path({marks!r})
 
 
-class Flaky(PolicyBase):
+class Flaky(CheapestRegion):
     \"\"\"Each job on the cheapest region that holds it; the first decision on each instance raises.\"\"\"
 
     name = "flaky"
-    options = {{}}
-
-    def place(self, job, state):
-        fits = [r for r in state.inst.eligible_regions(job) if state.free(r) >= job.gpus]
-        if not fits:
-            return None
-        r = min(fits, key=lambda r: (state.price(r), r))
-        return bo.JobPlan(job.name, "done", state.now, (bo.Block(r, job.stages),), ())
 
     def decide(self, now, queue, state):
         mark = MARKS / (state.inst.name + ".tried")
         if not mark.exists():
             mark.touch()
             raise RuntimeError("flaky: first try on " + state.inst.name)
-        res, out = state.copy(), []
-        for job in sorted(queue, key=lambda j: (j.arrival_s, j.name)):
-            plan = self.place(job, res)
-            if plan is not None:
-                res.commit(job, plan)
-                out.append(plan)
-        return out
+        return super().decide(now, queue, state)
 """
 
 
@@ -125,7 +110,7 @@ def test_bench_with_a_flaky_policy_rerun_after_its_failures_has_one_row_per_run_
     marks = tmp_path / "marks"
     marks.mkdir()
     policy = tmp_path / "flaky.py"
-    policy.write_text(FLAKY_POLICY.format(marks=str(marks)))
+    policy.write_text(CHEAPEST_REGION + FLAKY_POLICY.format(marks=str(marks)))
     out = tmp_path / "realistic.csv"
     argv = ["bench", "--suite", "realistic", "--size", "small", "--policy", f"{policy}:Flaky", "-o", str(out)]
     assert main(argv) == 1

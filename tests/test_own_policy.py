@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -12,45 +13,14 @@ import pytest
 
 import bace_opt as bo
 from bace_opt.policies import PolicyError, available, make_policy, resolve
+from policy_files import CHEAPEST_REGION, fake_dist
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER = ROOT / "instances" / "paper-6r-8j-seed1.json"
 TINY = ROOT / "instances" / "tiny-2r-2j.json"
 
-#: the example policy of docs/policies.md, as a user would keep it in a file of their own
-POLICY = textwrap.dedent('''
-    import bace_opt as bo
-    from bace_opt.policies import PolicyBase
-
-
-    class CheapestRegion(PolicyBase):
-        """Each job, in arrival order, on the cheapest region whose free GPUs hold all its stages."""
-
-        name = "cheapest-region"
-
-        def __init__(self, max_price: float | None = None):
-            self.max_price = max_price
-            self.options = {"max_price": max_price}
-
-        def place(self, job, state):
-            fits = [r for r in state.inst.eligible_regions(job)
-                    if state.free(r) >= job.gpus and (self.max_price is None or state.price(r) <= self.max_price)]
-            if not fits:
-                return None
-            r = min(fits, key=lambda r: (state.price(r), r))
-            return bo.JobPlan(job.name, "done", state.now, (bo.Block(r, job.stages),), ())
-
-        def decide(self, now, queue, state):
-            res = state.copy()
-            out = []
-            for job in sorted(queue, key=lambda j: (j.arrival_s, j.name)):
-                plan = self.place(job, res)
-                if plan is not None:
-                    res.commit(job, plan)
-                    out.append(plan)
-            return out
-
-
+#: the example policy of docs/policies.md and two that misbehave, as a user would keep them in a file of their own
+POLICY = CHEAPEST_REGION + textwrap.dedent('''
     class Raises(CheapestRegion):
         name = "raises"
 
@@ -149,11 +119,7 @@ def test_bad_specs_are_named(policy_file, tmp_path):
 
 
 def test_an_installed_package_registers_a_policy_by_entry_point(tmp_path, monkeypatch):
-    (tmp_path / "acme_sched.py").write_text(POLICY)
-    dist = tmp_path / "acme_sched-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-sched\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[bace_opt.policies]\nacme-cheapest = acme_sched:CheapestRegion\n")
+    fake_dist(tmp_path, "acme_sched", POLICY, "acme-sched", "0.1", "acme-cheapest = acme_sched:CheapestRegion\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     assert "acme-cheapest" in available()
     assert make_policy("acme-cheapest").name == "cheapest-region"
@@ -174,9 +140,12 @@ def test_options_json_cannot_hold_are_refused_when_saving(policy_file, tmp_path)
 
 
 def test_a_file_policy_in_bench_beside_bace_pipe_and_its_failures_retried(policy_file, tmp_path):
+    """The suite's own runs (~25 s) are resumed from the committed gap-small table (test_bench_suites shows the
+    suite reproduces it): the batches run only the two file policies' runs."""
     raising = tmp_path / "flaky.py"
     raising.write_text(POLICY.replace('raise ZeroDivisionError("the policy\'s own bug")', 'raise ZeroDivisionError("x")'))
     out = tmp_path / "gap.csv"
+    shutil.copy(ROOT / "benchmarks" / "results" / "gap-small.csv", out)
     r = run("bench", "--suite", "gap", "--size", "small", "--policy", f"{policy_file}:CheapestRegion",
             "--policy", f"{raising}:Raises", "-o", out, cwd=tmp_path)
     assert r.returncode == 1, r.stderr[-2000:]          # the raising policy's runs failed: a failed batch

@@ -24,11 +24,18 @@ REGIONS = ("aws:us-east-1,aws:us-west-1,aws:us-east-2,aws:eu-central-1,aws:ap-no
            "aws:ap-southeast-1,aws:ap-southeast-2")
 
 
-def _start(tmp_path):
-    slow = tmp_path / "r.json"
+@pytest.fixture(scope="module")
+def slow(tmp_path_factory):
+    """The instance, generated once for the three signals (each run only reads it)."""
+    d = tmp_path_factory.mktemp("race_signals")
+    slow = d / "r.json"
     subprocess.run([sys.executable, "-m", "bace_opt", "generate", "realistic", "--regions", REGIONS, "--jobs", "16",
                     "--seed", "2", "--gpu-types", "A100-80GB,H100-80GB", "-o", str(slow)], check=True,
-                   capture_output=True, cwd=tmp_path)
+                   capture_output=True, cwd=d)
+    return slow
+
+
+def _start(tmp_path, slow):
     p = subprocess.Popen([sys.executable, "-m", "bace_opt", "solve", str(slow), "--solver", "race", "--time-limit",
                           "120", "-o", str(tmp_path / "p1.json"), "-v"], cwd=tmp_path, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True,
@@ -45,8 +52,8 @@ def _start(tmp_path):
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGKILL, -signal.SIGKILL)])
-def test_race_leaves_no_member_running(tmp_path, sig, code):
-    p = _start(tmp_path)
+def test_race_leaves_no_member_running(tmp_path, slow, sig, code):
+    p = _start(tmp_path, slow)
     tree = descendants(p.pid)
     groups = sessions_and_groups(tree | {p.pid})
     t = time.monotonic()
