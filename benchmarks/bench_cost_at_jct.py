@@ -21,8 +21,8 @@ import time
 import bace_opt as bo
 from bace_opt.builders.paper import paper_instance
 from bace_opt.evaluate.metrics import objective_cost_usd
-from bace_opt.exact.schedule_area_sum import sum_lower_bound
-from bace_opt.exact.schedule_relax import job_modes
+from bace_opt.exact.p2.area_sum import sum_lower_bound
+from bace_opt.exact.p2.relax import job_modes
 from bace_opt.files import atomic_write, csv_text
 from bace_opt.solvers.base import SolveOptions
 from benchmarks.common import RESULTS, ROOT, git_commit, load_1min, load_line

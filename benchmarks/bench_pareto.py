@@ -9,7 +9,7 @@ rounded up to it), every point priced by the evaluator; only non-dominated point
 come from bace_opt.simulate.  Cost = electricity (+ egress where the instance's objective counts it).
 
 Certified brackets (issue 11): for every mu of the front, the lower bound of the slotted relaxation
-(bace_opt.exact.schedule_bound.lower_bound: run times rounded down, same 10 ms unit, complete candidate set;
+(bace_opt.exact.p2.bound.lower_bound: run times rounded down, same 10 ms unit, complete candidate set;
 models/schedule.md section 8.1) is computed, and every policy's weighted objective mean JCT + mu x cost is
 measured against it: (policy - lower) / lower, never negative by construction (a negative value would be a bug
 and is flagged).
@@ -45,8 +45,8 @@ def run(inst, time_limit):
                      "jobs_done": s.metrics["jobs_done"], "jobs": len(inst.jobs)})
     opts = SolveOptions(time_limit_s=time_limit)
     front = pareto_front(inst, "cpsat", options=opts, time_resolution_s=0.01)
-    from bace_opt.exact.candidates import enumerate_candidates
-    from bace_opt.exact.schedule_bound import lower_bound
+    from bace_opt.exact.p2.candidates import enumerate_candidates
+    from bace_opt.exact.p2.bound import lower_bound
     cs = enumerate_candidates(inst)
     for _, f in front.iterrows():
         if pd.isna(f["avg_jct_s"]):

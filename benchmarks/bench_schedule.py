@@ -192,11 +192,11 @@ def combine_main(args) -> int:
     given bracket runs (both are certified, so is the bracket they make), each with the run it came from and
     the time that end took (lower_time_s of its row, upper_time_s of its row: the bracket's time is their sum).
     A measured-bandwidth instance takes a nominal instance's lower bound only when the two build identical
-    relaxation data (``schedule_area.area_data``; the relaxations drop links).  Writes
+    relaxation data (``p2.area.area_data``; the relaxations drop links).  Writes
     results/schedule_brackets_<tag>.md and .csv (instance, lower_s, cost_lower_usd, upper_s, width, sources, time:
     what ``bace-opt bench --brackets`` reads)."""
     import csv
-    from bace_opt.exact.schedule_area import area_data
+    from bace_opt.exact.p2.area import area_data
     rows = {}
     for f in args.combine:
         with open(f, newline="") as fh:
@@ -318,7 +318,7 @@ SLOT_MIN_S = {"small-4r-6j": 0.0, "rand-4r-6j-s2-hourly": 60.0}
 
 def _slot(inst, mu, name):
     from bace_opt.exact.schedule import _default_delta, _series_end_s
-    from bace_opt.exact.candidates import enumerate_candidates
+    from bace_opt.exact.p2.candidates import enumerate_candidates
     timed = mu > 0 and _series_end_s(inst) > 0
     return max(_default_delta(inst, enumerate_candidates(inst), timed, 200), SLOT_MIN_S[name])
 

@@ -12,7 +12,7 @@
    left out), each policy's epoch priced by the evaluator: jobs lost and cost gap.
 4. **Online against the certified P2 brackets** (``results/schedule_brackets.csv``, paper 6r-8j seeds 1-3,
    mu = 0): each policy's mean JCT above the certified lower bound, and its cost above the cost lower bound
-   (the sum of each job's cheapest mode alone, ``exact.schedule_relax``; it ignores that the jobs compete for
+   (the sum of each job's cheapest mode alone, ``exact.p2.relax``; it ignores that the jobs compete for
    the cheap GPUs, so no schedule need reach it), all priced by the evaluator.
 
 The machine is shared: the load average is printed at start and end; compare policies within one run.

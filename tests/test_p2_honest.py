@@ -15,7 +15,7 @@ import pytest
 import bace_opt as bo
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.cli.main import main
-from bace_opt.exact.candidates import candidate_ladder
+from bace_opt.exact.p2.candidates import candidate_ladder
 from bace_opt.policies import available
 
 HOURLY = "instances/small-4r-1t-4j-sparse-hourly.json"
@@ -122,10 +122,10 @@ def test_candidate_ladder_steps_down_and_the_callers_choice_is_kept():
 
 
 def test_no_schedule_from_the_exact_model_in_time_gives_the_bracket(monkeypatch):
-    import bace_opt.exact.schedule_cpsat as cp
+    import bace_opt.exact.p2.cpsat as cp
     from bace_opt.exact.schedule import solve_schedule
-    from bace_opt.exact.schedule_bound import solve_or_bracket
-    from bace_opt.exact.schedule_data import RawResult
+    from bace_opt.exact.p2.bound import solve_or_bracket
+    from bace_opt.exact.p2.data import RawResult
     from bace_opt.solvers.base import SolveOptions
     monkeypatch.setattr(cp, "solve_cpsat", lambda prob, opts, warm=None: RawResult("time_limit", None))
     inst = bo.load_instance(HOURLY)
@@ -139,8 +139,8 @@ def test_no_schedule_from_the_exact_model_in_time_gives_the_bracket(monkeypatch)
 def test_the_mean_jct_relaxations_count_from_the_first_arrival():
     """The packing and area bounds do not change when every arrival moves by a multiple of their largest unit, and
     jobs arriving at 1e9 s get the same bound as at 0 s up to the grid (not one of a 43,200 s unit)."""
-    from bace_opt.exact.schedule_area import UNITS_S, area_lower_bound
-    from bace_opt.exact.schedule_lower import packing_lower_bound
+    from bace_opt.exact.p2.area import UNITS_S, area_lower_bound
+    from bace_opt.exact.p2.lower import packing_lower_bound
     from bace_opt.solvers.base import SolveOptions
     inst = bo.load_instance(README)
     d = inst.to_dict()

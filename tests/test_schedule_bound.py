@@ -1,4 +1,4 @@
-"""Certified P2 brackets (bace_opt.exact.schedule_bound, models/schedule.md section 8): the relaxation's bound
+"""Certified P2 brackets (bace_opt.exact.p2.bound, models/schedule.md section 8): the relaxation's bound
 is below the continuous optimum, so below every feasible schedule (online policies included)."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from bace_opt import simulate
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.exact import solve
 from bace_opt.exact import schedule as S
-from bace_opt.exact.candidates import enumerate_candidates
+from bace_opt.exact.p2.candidates import enumerate_candidates
 from bace_opt import formulas as F
 from bace_opt.solvers import registry
 
@@ -44,7 +44,7 @@ def test_incomplete_candidate_set_is_not_certified():
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_pool_bound_is_below_every_schedule(seed):
-    from bace_opt.exact.schedule_relax import pool_lower_bound, cumulative_lower_bound
+    from bace_opt.exact.p2.relax import pool_lower_bound, cumulative_lower_bound
     from bace_opt.solvers.base import SolveOptions
     inst = random_instance(seed, 3, 5, max_gpus_per_region=6, max_stages=4)
     pool = pool_lower_bound(inst, SolveOptions(time_limit_s=10), time_unit_s=2.0)
@@ -101,7 +101,7 @@ def test_cli_bracket(tmp_path, capsys):
 
 def _too_large(seed, mu=0.0, limit=4.0):
     """A bracket whose exact P2 refuses to build (a 10-column limit): the list scheduler gives the upper end."""
-    from bace_opt.exact.schedule_bound import solve_bracket
+    from bace_opt.exact.p2.bound import solve_bracket
     from bace_opt.solvers.base import SolveOptions
     inst = random_instance(seed, 3, 6, max_gpus_per_region=8, max_stages=4, max_arrival_s=3600.0)
     opts = SolveOptions(time_limit_s=limit, backend_options={"max_columns": 10})
@@ -144,8 +144,8 @@ def test_region_energy_bound_is_below_the_exact_optimum(seed, hourly, stronger):
     and every policy; where the cheap regions cannot hold every job at once, or prices vary by the hour, it
     beats the separable bound."""
     from bace_opt.evaluate.metrics import objective_cost_usd
-    from bace_opt.exact.schedule_area import area_lower_bound
-    from bace_opt.exact.schedule_area_sum import sum_lower_bound
+    from bace_opt.exact.p2.area import area_lower_bound
+    from bace_opt.exact.p2.area_sum import sum_lower_bound
     from bace_opt.solvers.base import SolveOptions
     inst = random_instance(seed, 3, 4, max_gpus_per_region=8, max_stages=4, hourly_prices=hourly)
     mu = 2e4
@@ -177,8 +177,8 @@ def test_cost_at_a_mean_jct_is_below_every_schedule_that_fast(seed):
     optimum at several mu, the policies) whose mean JCT is <= X; it falls as X grows; below the mean JCT
     bound there is no schedule (infeasible)."""
     from bace_opt.evaluate.metrics import objective_cost_usd
-    from bace_opt.exact.schedule_area import area_lower_bound
-    from bace_opt.exact.schedule_area_sum import sum_lower_bound
+    from bace_opt.exact.p2.area import area_lower_bound
+    from bace_opt.exact.p2.area_sum import sum_lower_bound
     from bace_opt.solvers.base import SolveOptions
     inst = random_instance(seed, 3, 4, max_gpus_per_region=8, max_stages=4, hourly_prices=seed == 2)
     o = SolveOptions(time_limit_s=20)
@@ -202,7 +202,7 @@ def test_measured_bandwidth_leaves_the_relaxations_unchanged():
     nominal and measured bandwidth give the same relaxation data, so the same lower bounds (benchmarks/README.md
     uses the nominal runs' bounds for the measured instances)."""
     from bace_opt.builders.paper import paper_instance
-    from bace_opt.exact.schedule_area import area_data
+    from bace_opt.exact.p2.area import area_data
     for seed, arr in ((1, "zero"), (3, "poisson")):
         a = area_data(paper_instance(seed=seed, jobs=24, arrivals=arr))
         b = area_data(paper_instance(seed=seed, jobs=24, arrivals=arr, bandwidth_source="measured"))

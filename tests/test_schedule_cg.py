@@ -14,9 +14,9 @@ from bace_opt import simulate
 from bace_opt.bench.suites import ABLATIONS, POLICIES
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.exact import solve
-from bace_opt.exact.schedule_area import area_data
-from bace_opt.exact.schedule_cg import SHIFT_S, Duals, cg_data, cg_lower_bound, overlaps, price_job
-from bace_opt.exact.schedule_lower import packing_lower_bound
+from bace_opt.exact.p2.area import area_data
+from bace_opt.exact.p2.cg import SHIFT_S, Duals, cg_data, cg_lower_bound, overlaps, price_job
+from bace_opt.exact.p2.lower import packing_lower_bound
 from bace_opt.solvers import registry
 from bace_opt.solvers.base import SolveOptions
 
@@ -35,7 +35,7 @@ def _inst(kw):
 
 
 def _same_run_times(inst, D) -> bool:
-    """The packing LP's R_j (schedule_relax.job_modes) <= every mode's run time here: then theory says the CG
+    """The packing LP's R_j (p2.relax.job_modes) <= every mode's run time here: then theory says the CG
     bound is at least the packing LP's on the same grid."""
     d = cg_data(inst, D)
     return all(min(m.run_s for m in jb.modes) >= R - 1e-9 for jb, (_, _, R, _) in zip(d.jobs, area_data(inst)["jobs"]))

@@ -12,7 +12,7 @@ import pytest
 import bace_opt as bo
 from bace_opt import formulas as F
 from bace_opt.evaluate import price_plan
-from bace_opt.exact.candidates import enumerate_candidates
+from bace_opt.exact.p2.candidates import enumerate_candidates
 from bace_opt.exact.schedule import _integral_vec, build_problem, pareto_front, solve_schedule
 from bace_opt.schedule import Block, Hop, JobPlan
 from bace_opt.solvers.base import SolveOptions
@@ -159,7 +159,7 @@ def test_candidate_costs_match_formulas_exactly():
 
 def _all_placements(inst, job):
     """Every placement (block sequences with repeats allowed, every simple route per hop, w = b_j),
-    enumerated independently of bace_opt.exact.candidates."""
+    enumerated independently of bace_opt.exact.p2.candidates."""
     regions = inst.eligible_regions(job)
     out = []
     for q in range(1, job.stages + 1):
@@ -368,7 +368,7 @@ def test_candidate_limits_are_labelled():
 
 
 def test_oversized_milp_ends_in_a_clear_error_status_or_the_bracket():
-    from bace_opt.exact.schedule_bound import solve_or_bracket
+    from bace_opt.exact.p2.bound import solve_or_bracket
     inst = three_region_instance()
     opts = SolveOptions(time_limit_s=4, threads=1, backend_options={"max_nonzeros": 100})    # the bracket spends it
     sched = solve_schedule(inst, "highs", opts, slot_s=10)

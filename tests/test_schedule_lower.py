@@ -11,8 +11,8 @@ from bace_opt import simulate
 from bace_opt.bench.suites import POLICIES
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.exact import solve
-from bace_opt.exact.schedule_area import area_data, area_lower_bound
-from bace_opt.exact.schedule_lower import maximal_packings, packing_lower_bound, size_classes
+from bace_opt.exact.p2.area import area_data, area_lower_bound
+from bace_opt.exact.p2.lower import maximal_packings, packing_lower_bound, size_classes
 from bace_opt.solvers import registry
 from bace_opt.solvers.base import SolveOptions
 

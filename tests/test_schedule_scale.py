@@ -11,8 +11,8 @@ from bace_opt import evaluate, simulate
 from bace_opt.bench.suites import POLICIES
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.exact import solve
-from bace_opt.exact.schedule_area import area_lower_bound, build_area, area_data
-from bace_opt.exact.schedule_scale import best_list_schedule
+from bace_opt.exact.p2.area import area_lower_bound, build_area, area_data
+from bace_opt.exact.p2.scale import best_list_schedule
 from bace_opt.solvers import registry
 from bace_opt.solvers.base import SolveOptions
 

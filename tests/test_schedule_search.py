@@ -1,5 +1,5 @@
 """The pooled CP-SAT search for the upper end of a P2 bracket (models/schedule.md section 8.4,
-``bace_opt.exact.schedule_search``): evaluator-feasible, never worse than its start orders, deterministic for a
+``bace_opt.exact.p2.search``): evaluator-feasible, never worse than its start orders, deterministic for a
 seed with one CP-SAT worker, stops within a second, and on small instances between the area bound and the
 proven exact optimum."""
 from __future__ import annotations
@@ -12,11 +12,11 @@ from bace_opt import evaluate, simulate
 from bace_opt.builders.paper import paper_instance
 from bace_opt.builders.synthetic import random_instance
 from bace_opt.exact import solve
-from bace_opt.exact.candidates import enumerate_candidates
-from bace_opt.exact.schedule_area import area_lower_bound
-from bace_opt.exact.schedule_list import ListScheduler
-from bace_opt.exact.schedule_scale import best_list_schedule, start_orders
-from bace_opt.exact.schedule_search import pooled_cpsat, pooled_data, pooled_search
+from bace_opt.exact.p2.candidates import enumerate_candidates
+from bace_opt.exact.p2.area import area_lower_bound
+from bace_opt.exact.p2.list_schedule import ListScheduler
+from bace_opt.exact.p2.scale import best_list_schedule, start_orders
+from bace_opt.exact.p2.search import pooled_cpsat, pooled_data, pooled_search
 from bace_opt.solvers import registry
 from bace_opt.solvers.base import SolveOptions
 

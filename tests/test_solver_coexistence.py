@@ -100,7 +100,7 @@ def test_direct_highs_solves_with_other_thread_counts_in_one_thread():
         import highspy
         from pathlib import Path
         from bace_opt.instance import load_instance
-        from bace_opt.exact.schedule_relax import pool_lower_bound
+        from bace_opt.exact.p2.relax import pool_lower_bound
         from bace_opt.solvers.base import SolveOptions
         h = highspy.Highs()                     # a plain highspy solve first, at HiGHS's own default count
         h.setOptionValue("output_flag", False)

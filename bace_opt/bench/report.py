@@ -237,7 +237,7 @@ def _extra(v) -> dict:
 
 
 def p2_bracket_report(df: pd.DataFrame, p2: pd.DataFrame) -> str:
-    """Online policies against the CERTIFIED P2 lower bound (bace_opt.exact.schedule_bound): a gap is measured
+    """Online policies against the CERTIFIED P2 lower bound (bace_opt.exact.p2.bound): a gap is measured
     against a bound no feasible schedule can beat, so it is never negative; the bracket [lower, upper] and its
     width are shown per instance.  Rows without a certified bound are listed, not averaged."""
     rows, brackets, unfinished = [], [], 0

@@ -1,5 +1,6 @@
-"""Exact models: P1 placement (``placement``: the entry point; the Pyomo MILPs, the CP-SAT model and the race of
-back ends in the ``placement_*`` modules and ``race``) and P2 schedule (``schedule``, with ``schedule_*``).
+"""Exact models: P1 placement (``placement``: the entry point; its two engines, the Pyomo MILPs, the CP-SAT model,
+column generation and the race of back ends in the package ``p1``) and P2 schedule (``schedule``: the entry point;
+the exact models and the certified bracket in the package ``p2``).
 ``solve`` returns a ``Schedule`` priced by the evaluator; ``ExactP1`` (``online``) is the online policy that
 solves P1 at every event.
 
@@ -82,9 +83,9 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
         if warm_start is not None:
             kw["warm_start"] = warm_start     # P2 takes a Schedule (its plans are hints)
         if kw.pop("bracket", False):          # certified bracket: lower bound beside the schedule
-            from .schedule_bound import solve_bracket
+            from .p2.bound import solve_bracket
             return solve_bracket(inst, solver=solver, options=opts, mu=mu, **kw)
-        from .schedule_bound import solve_or_bracket       # too large for the exact P2: the bracket
+        from .p2.bound import solve_or_bracket       # too large for the exact P2: the bracket
         return solve_or_bracket(inst, solver=solver, options=opts, mu=mu, **kw)
     if mu not in (0, 0.0, None):
         log.info("mu=%g is ignored by P1 (its objective is lexicographic)", mu)

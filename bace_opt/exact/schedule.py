@@ -1,11 +1,11 @@
 """P2, the offline schedule, solved exactly: entry points ``solve_schedule`` and ``pareto_front``.
 
 The model is models/schedule.md.  Both back ends solve the *same* discretized problem (its types in
-``schedule_data``), built here once (``build_problem``):
+``p2.data``), built here once (``build_problem``):
 
     time unit Delta (s): CP-SAT's ``time_resolution_s`` or the MILP's ``slot_s``;
     start of job j: s_j = Delta * t, t integer, t >= lo_j = ceil(a_j / Delta)                   (P2.3)
-    placement: exactly one candidate c of j (bace_opt.exact.candidates)                        (P2.2)
+    placement: exactly one candidate c of j (bace_opt.exact.p2.candidates)                        (P2.2)
     it holds its resources on [t, t + d_jc) with d_jc = ceil(R_jc / Delta)                      (P2.4, P2.5)
     objective: sum_j [ (Delta t - a_j + R_jc) / n + mu * cost_jc(Delta t) ]                      (P2.1)
 
@@ -13,8 +13,8 @@ The objective counts the *true* run time R_jc and the exact electricity integral
 (``formulas.electricity_usd`` semantics), so the evaluator's re-pricing of the solution equals the solver's
 objective; discretization only restricts starts to the grid and holds resources until the end of the last
 time unit (the schedule stays feasible in continuous time).  ``cpsat`` is CP-SAT with optional interval
-variables and cumulative constraints (bace_opt/exact/schedule_cpsat.py); ``highs`` is the time-indexed MILP
-solved by HiGHS (bace_opt/exact/schedule_milp.py).
+variables and cumulative constraints (bace_opt/exact/p2/cpsat.py); ``highs`` is the time-indexed MILP
+solved by HiGHS (bace_opt/exact/p2/milp.py).
 
 Reservations are no-stall (w = b_j of the chosen placement) as in P1: every candidate reserves b_j on
 every hop (our reading; models/schedule.md section 1).
@@ -34,9 +34,9 @@ from ..evaluate import MONEY_KEYS, make_schedule, objective_cost_usd
 from ..instance import Instance
 from ..schedule import Schedule, SolverInfo
 from ..solvers.base import SolveOptions, relative_gap
-from .candidates import (BW_REL_TOL, CandidateSet, candidate_ladder, enumerate_candidates, limits_label, pareto_keep,
+from .p2.candidates import (BW_REL_TOL, CandidateSet, candidate_ladder, enumerate_candidates, limits_label, pareto_keep,
                          plan_key)
-from .schedule_data import (JobData, RawResult, Resource, SlottedProblem, cost_lower_envelope, integral_vec,
+from .p2.data import (JobData, RawResult, Resource, SlottedProblem, cost_lower_envelope, integral_vec,
                             posed_status, slotted_label, used_label)
 
 log = logging.getLogger(__name__)
@@ -306,9 +306,9 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     ``max_blocks``/``routes_k`` shrink the candidate set (result then "optimal over the candidate set");
     ``horizon_s`` caps start times (result then optimal within that horizon).  Without ``max_blocks`` and
     ``routes_k`` the candidate set is chosen inside (``choose_problem``: every placement, else the first step of
-    ``candidates.LADDER`` whose model fits); the choice is in ``solver.extra["candidates_used"]``.  When no
+    ``p2.candidates.LADDER`` whose model fits); the choice is in ``solver.extra["candidates_used"]``.  When no
     step fits (or the caller's restriction does not), the result has status "error", no job scheduled and
-    ``extra["too_large"]``: ``schedule_bound.solve_or_bracket`` (what ``bace-opt solve`` does) then gives the
+    ``extra["too_large"]``: ``p2.bound.solve_or_bracket`` (what ``bace-opt solve`` does) then gives the
     certified bracket (lower bound + the best schedule found) instead.
 
     The status, bound and gap are those of the slotted model (starts on the grid from the first arrival, run
@@ -334,10 +334,10 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
             opts = _replace(options, time_limit_s=max(0.0, options.time_limit_s - build0))
         warm = warm_choice(prob, warm_start) if warm_start is not None else None
         if solver == "cpsat":
-            from .schedule_cpsat import solve_cpsat
+            from .p2.cpsat import solve_cpsat
             raw = solve_cpsat(prob, opts, warm)
         else:
-            from .schedule_milp import solve_milp
+            from .p2.milp import solve_milp
             raw = solve_milp(prob, opts, warm)
     prob.stats["candidate_steps"] = steps
     return _to_schedule(inst, prob, solver, raw, build0, wall0)
@@ -351,12 +351,12 @@ CPSAT_MAX_TABLE = 2_000_000
 def choose_problem(inst: Instance, solver: str, options: SolveOptions, delta: float | None, mu: float,
                    cost_cap_usd: float | None, max_blocks: int | None, routes_k: int | None,
                    horizon_s: float | None) -> tuple[SlottedProblem | None, list[dict[str, Any]]]:
-    """The slotted problem over the first candidate set of ``candidates.candidate_ladder`` whose model the back
-    end can hold (HiGHS: ``schedule_milp.size_error``; CP-SAT, when the candidates are chosen here:
+    """The slotted problem over the first candidate set of ``p2.candidates.candidate_ladder`` whose model the back
+    end can hold (HiGHS: ``p2.milp.size_error``; CP-SAT, when the candidates are chosen here:
     ``CPSAT_MAX_CANDIDATES`` candidates and ``CPSAT_MAX_TABLE`` table entries; a chosen set whose start tables
     would exceed ``table_cells`` limits is not built), and every step tried (max_blocks, routes_k, candidates,
     why not).  None when no step fits."""
-    from .schedule_milp import MAX_COLUMNS, size_error
+    from .p2.milp import MAX_COLUMNS, size_error
     steps: list[dict[str, Any]] = []
     for mb, rk, cs, why in candidate_ladder(inst, max_blocks, routes_k):
         step = {"max_blocks": mb, "routes_k": rk, "candidates": limits_label(mb, rk)}

@@ -19,10 +19,10 @@ With ``online=True``, the whole run as the simulator plays it (queue mode), agai
   mean JCT J is at most J / L - 1 above the optimum (certified) and at least J / U - 1 (when positive);
 * cost (electricity, plus egress where the instance's objective counts it) against a certified lower bound:
   every job at its cheapest possible rate (the fewest GPUs at the lowest price of its eligible regions, for its
-  shortest run time; ``exact.schedule_relax.job_modes``), so the policy's cost C is at most C / L_cost - 1 above
+  shortest run time; ``exact.p2.relax.job_modes``), so the policy's cost C is at most C / L_cost - 1 above
   the cost of any schedule that runs every job;
 * cost at the policy's own speed: the least cost of any schedule whose mean JCT is at most the policy's
-  (P2.40, ``exact.schedule_area_sum``, its LP), a point under the JCT-cost Pareto front; the policy's cost is at
+  (P2.40, ``exact.p2.area_sum``, its LP), a point under the JCT-cost Pareto front; the policy's cost is at
   most C / L_J - 1 above what a schedule as fast as it could pay.  The cheapest-rate bound above is attained only
   by waiting for the cheap GPUs; this one says how much of a policy's cost a schedule as fast could save.
 A policy that leaves jobs unfinished gets no online distance (an average over fewer jobs is not comparable).
@@ -260,7 +260,7 @@ def cost_at_jct_bounds(inst: Instance, runs: Sequence[tuple], time_limit: float,
     """Per complete run (name, schedule, complete): P2.40's least cost at the run's mean JCT (its LP; all of them
     within ``time_limit`` wall-clock seconds, each LP given what is left; a run whose LP does not finish, or that
     finds no time left, gets none)."""
-    from ..exact.schedule_area_sum import sum_lower_bound
+    from ..exact.p2.area_sum import sum_lower_bound
     from ..solvers.base import SolveOptions
     deadline = time.perf_counter() + time_limit
     out = {}
@@ -285,7 +285,7 @@ def p2_figures(inst: Instance, time_limit: float, threads=None, runs: Sequence[t
 
     * mean JCT lower bound: the larger of the packing relaxation (P2.35-P2.38: the area relaxation P2.30-P2.34
       with the pool shared among feasible packings of whole jobs; HiGHS, ``LOWER_SHARE`` of the time, as
-      ``exact.schedule_lower.recipe_lower_bound`` solves it: LP then MIP up to 30 jobs, above it LPs on a
+      ``exact.p2.lower.recipe_lower_bound`` solves it: LP then MIP up to 30 jobs, above it LPs on a
       coarse then a fine grid) and, up to ``ONLINE_MAX_JOBS`` jobs, the pool relaxation (P2.29, ``POOL_SHARE``); both valid over all
       placements, stall or not;
     * best mean JCT: the lowest evaluated mean JCT among the policies' complete runs (``runs``: (name,
@@ -295,8 +295,8 @@ def p2_figures(inst: Instance, time_limit: float, threads=None, runs: Sequence[t
     * cost lower bound: every job at its cheapest rate for its shortest run time; best cost: the list schedule
       that gives every job its cheapest candidate (it waits for it) or a run, whichever is lower."""
     from ..errors import BaceOptError
-    from ..exact.schedule_lower import best_run, recipe_lower_bound, run_kind
-    from ..exact.schedule_relax import pool_lower_bound
+    from ..exact.p2.lower import best_run, recipe_lower_bound, run_kind
+    from ..exact.p2.relax import pool_lower_bound
     from ..solvers.base import SolveOptions
     t0 = time.perf_counter()
     deadline = t0 + time_limit
@@ -334,7 +334,7 @@ def _upper(inst: Instance, budget: float, threads, runs: Sequence[tuple], seed: 
     from ..evaluate import evaluate
     from ..evaluate.metrics import objective_cost_usd
     from ..exact.schedule import solve_schedule
-    from ..exact.schedule_scale import best_list_schedule
+    from ..exact.p2.scale import best_list_schedule
     from ..solvers.base import SolveOptions
     t0 = time.perf_counter()
     ok = [(name, sched) for name, sched, good in runs if good]

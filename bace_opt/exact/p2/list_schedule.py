@@ -2,7 +2,7 @@
 seeded local search over its job order (models/schedule.md section 8.4).
 
 ``list_schedule(order)`` places the jobs one by one in ``order``: each at the earliest time >= its arrival at
-which one of its candidates (``candidates.enumerate_candidates``) fits every region's free GPUs and every
+which one of its candidates (``p2.candidates.enumerate_candidates``) fits every region's free GPUs and every
 link's free bandwidth for the candidate's whole run, given the jobs placed before it (a later job may start
 before an earlier one if it fits in a gap: backfilling); among the candidates fitting at that time, the one
 that ends first (``goal="jct"``); with ``goal="cost"`` the cheapest candidate at its earliest start (the job
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..evaluate import make_schedule
-from ..instance import Instance
-from ..schedule import Schedule, SolverInfo
+from ...evaluate import make_schedule
+from ...instance import Instance
+from ...schedule import Schedule, SolverInfo
 from .candidates import CandidateSet
 
 #: relative tolerance on capacities (half of the evaluator's, as the exact models use)
@@ -51,7 +51,7 @@ class ListScheduler:
     """The serial list scheduler of the module doc over a candidate set."""
 
     def __init__(self, inst: Instance, cs: CandidateSet, max_regions: int = 4):
-        from ..evaluate import price_plan
+        from ...evaluate import price_plan
         self.inst = inst
         self.n = len(inst.jobs)
         regions = [r.name for r in inst.regions]
@@ -157,8 +157,8 @@ class ListScheduler:
         regions with the most free GPUs over the window (largest first, each filled), the chain order of least
         latency over 1-route hops whose links have the bandwidth free; appended to the job's candidates.  None if
         nothing fits for the placement's whole run."""
-        from .. import formulas as F
-        from ..evaluate import price_plan
+        from ... import formulas as F
+        from ...evaluate import price_plan
         from .candidates import Candidate
         inst, jc = self.inst, self.jobs[j]
         job = inst.jobs[j]

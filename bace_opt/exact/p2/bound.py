@@ -9,7 +9,7 @@ of that relaxation (its optimum when solved, else the back end's dual bound) is 
     lower_bound <= continuous optimum <= upper_bound = objective of the returned (evaluator-priced) schedule
 
 The slotted lower bound is certified only over a complete candidate set and the proven horizon (every no-stall
-placement, models/schedule.md section 3); the pool relaxation (``schedule_relax``) needs no candidates and is
+placement, models/schedule.md section 3); the pool relaxation (``p2.relax``) needs no candidates and is
 always certified; the bracket uses the larger certified one.
 """
 from __future__ import annotations
@@ -19,11 +19,11 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from ..instance import Instance
-from ..schedule import Schedule, SolverInfo
-from ..solvers.base import SolveOptions
+from ...instance import Instance
+from ...schedule import Schedule, SolverInfo
+from ...solvers.base import SolveOptions
 from .candidates import enumerate_candidates
-from .schedule import solve_schedule, build_problem
+from ..schedule import solve_schedule, build_problem
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
     bounds (``bracket_lower_bounds``: the area relaxations and, up to ``POOL_MAX_JOBS`` jobs, the pool
     relaxation, valid over all placements) and the slotted relaxation on the exact model's time unit and
     candidates (certified when the candidate set is complete).  Unless the exact P2 proved its optimum, the
-    list scheduler's local search (``schedule_scale.best_list_schedule``, warm-started from the exact schedule)
+    list scheduler's local search (``p2.scale.best_list_schedule``, warm-started from the exact schedule)
     gets the rest of the time, and its schedule is returned when the exact model found none or a worse one
     (also when the exact model is too large to build: the case at paper scale).  The bracket goes into
     ``solver.extra``: lower_bound (the larger certified one; its source in lower_bound_kind), upper_bound (the
@@ -151,14 +151,14 @@ def time_left(options: SolveOptions, wall0: float) -> SolveOptions:
 def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0: float,
                          cost_cap_usd: float | None = None) -> list[dict[str, Any]]:
     """The candidate-free lower bounds of ``solve_bracket``, until ``AREA_SHARE`` of the time limit after the
-    exact P2's share: the recipe's mean-JCT bound (``schedule_lower.recipe_lower_bound``, the packing
+    exact P2's share: the recipe's mean-JCT bound (``p2.lower.recipe_lower_bound``, the packing
     relaxation, as ``gaps.report.p2_figures`` solves it; plus mu x the cheapest-rate cost bound: the separable
     bound); with mu > 0 (and no cost cap) the time is shared with the area relaxation with region energy and
-    packings (P2.39, ``schedule_area_sum``), its LP then its MIP (<= 30 jobs) or a fine LP, which prices the
+    packings (P2.39, ``p2.area_sum``), its LP then its MIP (<= 30 jobs) or a fine LP, which prices the
     cost the separable bound cannot.  Then the pool relaxation up to ``POOL_MAX_JOBS`` jobs (``POOL_SHARE``)."""
-    from .schedule_area_sum import sum_lower_bound
-    from .schedule_lower import FLUID_FACTOR, MIP_MAX_JOBS, best_run, recipe_lower_bound, run_kind
-    from .schedule_relax import pool_lower_bound
+    from .area_sum import sum_lower_bound
+    from .lower import FLUID_FACTOR, MIP_MAX_JOBS, best_run, recipe_lower_bound, run_kind
+    from .relax import pool_lower_bound
     joint = bool(mu) and cost_cap_usd is None
     end = EXACT_SHARE + AREA_SHARE
     left = remaining(options, wall0, EXACT_SHARE + (AREA_SHARE / 2 if joint else AREA_SHARE)).time_limit_s
@@ -182,9 +182,9 @@ def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0
 
 def shortest_runs_bound(inst: Instance, mu: float) -> dict[str, Any]:
     """The bound that needs no solve: every job's JCT is at least its shortest run time over its modes (P2.24,
-    ``schedule_relax.job_modes``; stall or not), and it costs at least its cheapest-rate cost.  Certified, weak:
+    ``p2.relax.job_modes``; stall or not), and it costs at least its cheapest-rate cost.  Certified, weak:
     the bracket's lower bound when no relaxation proves one in the time."""
-    from .schedule_relax import job_modes
+    from .relax import job_modes
     jct, cost = 0.0, 0.0
     for job in inst.jobs:
         modes, c = job_modes(inst, job)
@@ -216,9 +216,9 @@ def list_upper(inst: Instance, sched: Schedule, upper: float | None, options: So
     """The list scheduler's local search (mean JCT, or mean JCT + mu cost) within the time left, warm-started
     from ``sched`` when it has started jobs; returns the better of the two schedules and its evaluator
     objective.  A list schedule over ``cost_cap_usd`` or failing the evaluator's check is not used."""
-    from ..evaluate import evaluate
-    from ..evaluate.metrics import objective_cost_usd
-    from .schedule_scale import best_list_schedule
+    from ...evaluate import evaluate
+    from ...evaluate.metrics import objective_cost_usd
+    from .scale import best_list_schedule
     left = SEARCH_DEFAULT_S if options.time_limit_s is None else max(
         options.time_limit_s - (time.perf_counter() - wall0), 0.5)
     warm = [sched] if any(e.status == "done" for e in sched.jobs) else []
@@ -263,10 +263,10 @@ def lower_bound(inst: Instance, cands, delta_s: float, mu: float, cost_cap_usd: 
     relaxed = prob
     build_s = time.perf_counter() - t
     if solver == "cpsat":
-        from .schedule_cpsat import solve_cpsat
+        from .cpsat import solve_cpsat
         raw = solve_cpsat(relaxed, options, None)
     else:
-        from .schedule_milp import solve_milp
+        from .milp import solve_milp
         raw = solve_milp(relaxed, options, None)
     why = []
     if not prob.candset.complete:

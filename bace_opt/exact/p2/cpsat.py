@@ -31,9 +31,9 @@ import time
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ..solvers.base import SolveOptions
+from ...solvers.base import SolveOptions
 from .candidates import BW_REL_TOL
-from .schedule_data import RawResult, SlottedProblem
+from .data import RawResult, SlottedProblem
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def solve_cpsat(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawRe
     for k, v in dict(options.backend_options).items():
         setattr(p, k, v)
     t1 = time.perf_counter()
-    from ..solvers.cpsat import solve_interruptible
+    from ...solvers.cpsat import solve_interruptible
     st = solve_interruptible(s, m)     # Ctrl-C aborts (harden, issue 10)
     solve_s = time.perf_counter() - t1
     name = s.status_name(st)

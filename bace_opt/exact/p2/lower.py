@@ -1,5 +1,5 @@
 """The packing relaxation of P2 (models/schedule.md section 8.3, P2.35-P2.38): the area relaxation
-(``schedule_area``, P2.30-P2.34) with, in every time unit, the GPUs of the pool shared out among FEASIBLE
+(``p2.area``, P2.30-P2.34) with, in every time unit, the GPUs of the pool shared out among FEASIBLE
 PACKINGS of whole jobs instead of as a fluid.
 
 The area relaxation lets the pool run 100 % full: per unit, sum_j W_j x (time j runs in the unit) <= G Delta.
@@ -31,9 +31,9 @@ import math
 import time
 from typing import Any
 
-from ..instance import Instance
-from ..solvers.base import SolveOptions, run_interruptible
-from .schedule_area import area_data, area_highs, build_area, pick_unit
+from ...instance import Instance
+from ...solvers.base import SolveOptions, run_interruptible
+from .area import area_data, area_highs, build_area, pick_unit
 
 #: at most this many maximal packings per unit (sizes are rounded down to coarser classes above it)
 MAX_PATTERNS = 400
@@ -162,7 +162,7 @@ FLUID_FACTOR = 1.0
 
 
 def recipe_lower_bound(inst: Instance, time_limit_s: float, threads=None, seed: int = 0) -> list[dict[str, Any]]:
-    """The one recipe's mean-JCT lower bound (``gaps.report.p2_figures`` and ``schedule_bound.solve_bracket``
+    """The one recipe's mean-JCT lower bound (``gaps.report.p2_figures`` and ``p2.bound.solve_bracket``
     use it) within ``time_limit_s`` seconds: the packing relaxation, up to ``MIP_MAX_JOBS`` jobs its LP (30 %
     of the time) then its MIP on one grid, above it LPs on a coarse then a fine grid (a grid equal to one
     already solved is skipped).  Returns every run (each with ``form``: "LP" or "MIP"); the bound is the

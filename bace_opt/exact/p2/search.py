@@ -1,6 +1,6 @@
 """A pooled CP-SAT search for the upper end of a mean-JCT bracket (models/schedule.md section 8.4).
 
-The list scheduler's local search (``schedule_list.improve``) stalls in local optima at 72 jobs.  This module
+The list scheduler's local search (``p2.list_schedule.improve``) stalls in local optima at 72 jobs.  This module
 solves a *pooled* model with CP-SAT: one cumulative resource of G GPUs (every region's GPUs together), one
 interval per job holding its W_j GPUs for its shortest run time rounded up to ``unit_s`` seconds, starts at or
 after the job's arrival (rounded up), minimise the sum of ends.  The pooled model is a heuristic here, never a
@@ -27,7 +27,7 @@ import math
 import threading
 import time
 
-from .schedule_list import ListScheduler, improve
+from .list_schedule import ListScheduler, improve
 
 #: pooled time unit, s (runs are 4 000-33 000 s on the paper instances: <= 0.25 % rounding per job)
 UNIT_S = 10.0
@@ -57,7 +57,7 @@ def pooled_cpsat(ls: ListScheduler, hint_sol, budget_s: float, seed: int = 1, wo
     rounded durations) and the wall time."""
     from ortools.sat.python import cp_model
 
-    from ..solvers.cpsat import solve_interruptible
+    from ...solvers.cpsat import solve_interruptible
     t0 = time.perf_counter()
     rel, dur, w, cap = pooled_data(ls, unit_s)
     jobs = [j for j in range(ls.n) if dur[j] is not None]

@@ -1,10 +1,10 @@
 """P2 brackets at scale (24-72 jobs; models/schedule.md section 8.3-8.4): the best feasible schedule the list
-scheduler's search finds (for mean JCT the pooled CP-SAT search of ``schedule_search``), started from given
+scheduler's search finds (for mean JCT the pooled CP-SAT search of ``p2.search``), started from given
 schedules' job orders (policies' runs) and simple orders.
 
-``best_list_schedule`` is what ``gaps.report.p2_figures``, ``schedule_bound.solve_bracket`` (and
+``best_list_schedule`` is what ``gaps.report.p2_figures``, ``p2.bound.solve_bracket`` (and
 ``benchmarks.bench_schedule --brackets``) use for the upper end of a bracket; the lower end is
-``schedule_lower.recipe_lower_bound`` (mean JCT) and ``schedule_relax.job_modes``' cost lower bound (cost).
+``p2.lower.recipe_lower_bound`` (mean JCT) and ``p2.relax.job_modes``' cost lower bound (cost).
 """
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import math
 import time
 from typing import Any, Sequence
 
-from ..instance import Instance
-from ..schedule import Schedule
+from ...instance import Instance
+from ...schedule import Schedule
 from .candidates import enumerate_candidates
-from .schedule_list import ListScheduler, improve
-from .schedule_search import pooled_search
+from .list_schedule import ListScheduler, improve
+from .search import pooled_search
 
 #: the candidate set the list scheduler draws from (the restricted exact P2's: <= 2 regions, 1 route per hop)
 MAX_BLOCKS = 2
@@ -47,9 +47,9 @@ def _rmin(ls: ListScheduler, j: int) -> float:
 def best_list_schedule(inst: Instance, budget_s: float, warm: Sequence[Schedule] = (), goal: str = "jct",
                        mu: float = 0.0, seed: int = 1, stop=None, orders: Sequence[Sequence[int]] = (),
                        search: str = "pooled", workers: int = 2) -> dict[str, Any]:
-    """The list scheduler's local search (``schedule_list.improve``) within ``budget_s`` seconds for ``goal``
+    """The list scheduler's local search (``p2.list_schedule.improve``) within ``budget_s`` seconds for ``goal``
     ("jct": mean JCT; "cost": total cost; "sum": mean JCT + mu cost); for "jct" with ``search="pooled"`` the
-    pooled CP-SAT search (``schedule_search.pooled_search``, ``workers`` CP-SAT threads) around it,
+    pooled CP-SAT search (``p2.search.pooled_search``, ``workers`` CP-SAT threads) around it,
     ``search="local"`` the local search alone.  Returns schedule (evaluator-priced, or None when a job fits
     nowhere), value, evaluations, wall_s, the candidate limits used and ``search`` (what ran)."""
     t0 = time.perf_counter()

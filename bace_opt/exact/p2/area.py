@@ -2,7 +2,7 @@
 needs no candidates and, unlike the pool relaxation (P2.29), loses nothing to the time grid in the objective.
 
 All GPUs form one pool of G = sum_r G_r; job j holds W_j = g_j S_j of them for at least R_j = its shortest
-mode's run time (``schedule_relax.job_modes``, P2.24).  Time is cut into units of Delta.  A continuous start
+mode's run time (``p2.relax.job_modes``, P2.24).  Time is cut into units of Delta.  A continuous start
 s >= a_j is written s = Delta t + phi (t = floor(s / Delta), 0 <= phi < Delta); with R_j = Delta q + rho
 (0 <= rho < Delta) the run [s, s + R_j) overlaps
 
@@ -32,10 +32,10 @@ import math
 import time
 from typing import Any
 
-from ..instance import Instance
-from ..solvers.base import SolveOptions, run_interruptible
-from ..solvers.highs import direct_highs
-from .schedule_relax import job_modes
+from ...instance import Instance
+from ...solvers.base import SolveOptions, run_interruptible
+from ...solvers.highs import direct_highs
+from .relax import job_modes
 
 #: time units tried, the smallest one whose model has at most ``max_units`` units is taken
 UNITS_S = (600.0, 900.0, 1200.0, 1800.0, 2400.0, 3600.0, 5400.0, 7200.0, 10800.0, 14400.0, 21600.0, 43200.0)

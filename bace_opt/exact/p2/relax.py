@@ -1,7 +1,7 @@
 """A lower bound of P2 that needs no candidate enumeration: the resource-time (cumulative) relaxation of
 models/schedule.md section 8.2 (P2.24-P2.28), solved by CP-SAT.
 
-The slotted relaxation of ``schedule_bound`` is certified only over a complete candidate set, which paper-size
+The slotted relaxation of ``p2.bound`` is certified only over a complete candidate set, which paper-size
 instances (40-64 stages, six fully meshed regions) do not have.  This relaxation keeps what drives the mean JCT,
 the GPUs of each region over time, and relaxes the rest:
 
@@ -29,9 +29,9 @@ import math
 import time
 from typing import Any
 
-from ..instance import Instance
-from ..solvers.base import SolveOptions
-from ..solvers.highs import direct_highs
+from ...instance import Instance
+from ...solvers.base import SolveOptions
+from ...solvers.highs import direct_highs
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ def cumulative_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(
     """Solve the relaxation (P2.24-P2.28) with CP-SAT; returns lower_bound (of mean JCT + mu x cost, s),
     lower_bound_jct_s, lower_bound_cost_usd, status, solve time, nodes."""
     from ortools.sat.python import cp_model
-    from ..solvers.cpsat import solve_cp
+    from ...solvers.cpsat import solve_cp
     t_build = time.perf_counter()
     md = cp_model.CpModel()
     n = len(inst.jobs)
@@ -96,7 +96,7 @@ def cumulative_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(
     all_iv, all_dem = [], []
     D = float(time_unit_s)
     if not (D > 0 and math.isfinite(D)):
-        from ..errors import InputError
+        from ...errors import InputError
         raise InputError(f"time_unit_s: must be > 0, got {time_unit_s!r}")
     horizon = int(math.ceil(max((j.arrival_s for j in inst.jobs), default=0.0) / D)) + 2
     job_modes_ = []

@@ -2,7 +2,7 @@
 (its jobs ``JobData`` with their candidates, durations and objective tables, and the binding ``Resource``s),
 and ``RawResult``, what a back end returns before ``schedule`` turns it into a Schedule.
 
-``schedule.build_problem`` builds the problem; ``schedule_cpsat`` and ``schedule_milp`` solve it.
+``schedule.build_problem`` builds the problem; ``p2.cpsat`` and ``p2.milp`` solve it.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import formulas as F
-from ..instance import Instance
+from ... import formulas as F
+from ...instance import Instance
 from .candidates import Candidate, CandidateSet
 
 

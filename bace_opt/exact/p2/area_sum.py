@@ -36,12 +36,12 @@ import math
 import time
 from typing import Any
 
-from .. import formulas as F
-from ..instance import Instance
-from ..solvers.base import SolveOptions, run_interruptible
-from .schedule_area import area_data, area_highs, build_area, pick_unit
-from .schedule_lower import add_packing_rows, size_classes
-from .schedule_relax import lowest_price
+from ... import formulas as F
+from ...instance import Instance
+from ...solvers.base import SolveOptions, run_interruptible
+from .area import area_data, area_highs, build_area, pick_unit
+from .lower import add_packing_rows, size_classes
+from .relax import lowest_price
 
 
 def region_rates(inst: Instance, t0: float | None = None, t1: float | None = None) -> list[float]:
@@ -108,9 +108,9 @@ def sum_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu: 
     lower_bound is then a cost (USD) below that of every schedule whose mean JCT is at most ``jct_cap_s``
     (a point under the JCT-cost Pareto front), and status "infeasible" means no schedule is that fast.
 
-    ``packing``: add the packing relaxation's rows (``schedule_lower``, P2.35-P2.38: each unit's time shared
+    ``packing``: add the packing relaxation's rows (``p2.lower``, P2.35-P2.38: each unit's time shared
     among packings of whole jobs); both hold for the same mapped schedule, so together they are valid.
-    ``fluid_factor``: the horizon's (``schedule_area.horizon_s``; any is valid)."""
+    ``fluid_factor``: the horizon's (``p2.area.horizon_s``; any is valid)."""
     import highspy
     import numpy as np
     t0 = time.perf_counter()

@@ -24,11 +24,11 @@ import time
 import numpy as np
 import highspy
 
-from ..solvers.base import SolveOptions
-from ..solvers.highs import set_threads
-from ..solvers.output import highs_log_to_stderr
+from ...solvers.base import SolveOptions
+from ...solvers.highs import set_threads
+from ...solvers.output import highs_log_to_stderr
 from .candidates import BW_REL_TOL
-from .schedule_data import RawResult, SlottedProblem
+from .data import RawResult, SlottedProblem
 
 log = logging.getLogger(__name__)
 

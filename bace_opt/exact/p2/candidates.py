@@ -30,10 +30,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import formulas as F
-from ..errors import BaceOptError
-from ..instance import Instance, Job, Route
-from ..schedule import Block, Hop, JobPlan
+from ... import formulas as F
+from ...errors import BaceOptError
+from ...instance import Instance, Job, Route
+from ...schedule import Block, Hop, JobPlan
 
 log = logging.getLogger(__name__)
 

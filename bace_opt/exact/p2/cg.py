@@ -30,7 +30,7 @@ whatever the master holds: any v >= 0 gives a valid value, so the master may lea
 In the master the rows count time in units of Delta (mu_up = lambda_up / Delta), which keeps HiGHS well scaled;
 it is re-solved by the primal simplex from the last basis.  Measured (docs/research/p2-scale/log.md round 9): on
 the paper family (one GPU type) the bound is the packing LP's plus seconds (0.01-0.02 %), so it is not part of
-``schedule_lower.recipe_lower_bound``; it is strictly higher where GPU speeds differ.
+``p2.lower.recipe_lower_bound``; it is strictly higher where GPU speeds differ.
 """
 from __future__ import annotations
 
@@ -41,11 +41,11 @@ from typing import Any
 
 import numpy as np
 
-from ..instance import Instance
-from ..solvers.base import SolveOptions
-from ..solvers.highs import direct_highs
-from .schedule_area import area_data, horizon_s
-from .schedule_lower import size_classes
+from ...instance import Instance
+from ...solvers.base import SolveOptions
+from ...solvers.highs import direct_highs
+from .area import area_data, horizon_s
+from .lower import size_classes
 
 #: a column enters the master when its reduced cost is below -RC_TOL (s of mean JCT)
 RC_TOL = 1e-6
@@ -127,7 +127,7 @@ def pick_cg_unit(horizon: float, n: int, max_units: int) -> float:
 def cg_data(inst: Instance, time_unit_s: float | None = None, max_units: int = 400,
             fluid_factor: float = 1.0) -> CgData | None:
     """Modes, breakpoints, size classes and packings; None when a job fits nowhere.  Times count from the first
-    arrival rounded down to a multiple of ``SHIFT_S`` (the mean JCT does not change).  The horizon H Delta is ``schedule_area.horizon_s`` (any is valid:
+    arrival rounded down to a multiple of ``SHIFT_S`` (the mean JCT does not change).  The horizon H Delta is ``p2.area.horizon_s`` (any is valid:
     P2.46)."""
     ad = area_data(inst)
     if ad is None:
