@@ -364,8 +364,11 @@ def test_identical_jobs_warm_start_and_numpy_inputs():
 
 def test_oversized_model_is_refused_with_a_clear_status():
     inst = _random_instance(3, n_jobs=3)
-    r = solve_placement(inst, max_binaries=10)
+    r = solve_placement(inst, max_binaries=10, engine="walk")
     assert r.solver_info.status == "error" and "too large" in r.solver_info.message and r.plans == []
+    # the default engine rule solves it by column generation, which builds no walk model
+    r = solve_placement(inst, max_binaries=10, options=OPT)
+    assert r.solver_info.status == "optimal" and r.solver_info.extra["engine"] == "cg" and r.plans
 
 
 def test_cli_solve_writes_an_evaluable_schedule(tmp_path, capsys):
