@@ -97,7 +97,7 @@ def choose_engine(data: PlacementData | None, solver: str, engine: str,
     size = model_size(data)
     if max_binaries is not None and size > max_binaries:
         return "cg", f"the walk model would have {size} binaries > max_binaries={max_binaries}"
-    return "walk", f"the faster engine on every family measured ({size} binaries in the walk model)"
+    return "walk", f"the faster engine on every family measured; {size} binaries in the walk model"
 
 
 def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | None = None,
