@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 
+from .. import clock
 from ..errors import InputError
 from ..files import check_output
 from ..options import check_solve_options
@@ -120,6 +121,7 @@ def run(args) -> int:
     s = sched.solver
     d = summary(args, sched, inst)
     if args.json:
+        d["wall_s"] = clock.wall_s()     # the command's wall clock from its start (bace_opt.clock), not a stage's
         print(json.dumps(d, indent=1))
     else:
         print_summary(d)
@@ -150,8 +152,10 @@ def summary(args, sched, inst) -> dict:
     d = {"instance": sched.instance, "problem": args.problem, "solver": args.solver,
          "status": s.status if s else None, "objective": s.objective if s else None,
          "objective_unit": unit, "objective_is": meaning, "bound": s.bound if s else None,
-         "gap": s.gap if s else None, "wall_s": s.wall_s if s else None, "build_s": s.build_s if s else None,
-         "solve_s": s.solve_s if s else None, "nodes": s.nodes if s else None,
+         "gap": s.gap if s else None, "wall_s": None,
+         "times": {"solver_wall_s": s.wall_s if s else None, "build_s": s.build_s if s else None,
+                   "solve_s": s.solve_s if s else None},
+         "time_limit_s": args.time_limit, "nodes": s.nodes if s else None,
          "message": s.message if s else None, "levels": list((s.extra or {}).get("levels", [])) if s else [],
          "mu_s_per_usd": args.mu if args.problem == "schedule" else None,
          "metrics": dict(m), "output": str(args.output)}
@@ -220,8 +224,10 @@ def print_summary(d: dict) -> None:
             skipped = [f"{st['candidates']} ({st['not_used']})" for st in d.get("candidate_steps", [])
                        if st.get("not_used")]
             print(f"candidates: {d['candidates_used']}" + (f"; not used: {'; '.join(skipped)}" if skipped else ""))
-        print(f"time: wall {short(d['wall_s'], 's')} (build {short(d['build_s'], 's')}, solve "
-              f"{short(d['solve_s'], 's')})   nodes: {short(d['nodes'])}")
+        t = d["times"]
+        print(f"time: wall {short(clock.wall_s(), 's')} of the limit {short(d['time_limit_s'], 's')} (the solver "
+              f"{short(t['solver_wall_s'], 's')}: build {short(t['build_s'], 's')}, solve {short(t['solve_s'], 's')})"
+              f"   nodes: {short(d['nodes'])}")
         for lv in d["levels"]:
             lu = unit_of(lv["name"])
             print(f"  level {lv['level']} {lv['name']} ({lv['sense']}): {lv['status']}  objective "

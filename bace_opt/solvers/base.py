@@ -107,6 +107,12 @@ def run_interruptible(solve: Callable[[], Any], stop: Callable[[], None]) -> Any
     nothing happened (CP-SAT) are therefore consistent with the others.  Outside the main thread (where no
     signal handler can be set) only the thread's external stop (``set_external_stop``) is watched, and
     without one ``solve()`` is simply called."""
+    from .. import clock
+    with clock.cancel_at_deadline(stop):       # the command's deadline: the back end returns what it has
+        return _run_interruptible(solve, stop)
+
+
+def _run_interruptible(solve: Callable[[], Any], stop: Callable[[], None]) -> Any:
     main = threading.current_thread() is threading.main_thread()
     external = getattr(_EXTERNAL, "poll", None)
     if not main and external is None:

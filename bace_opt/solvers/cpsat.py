@@ -44,7 +44,8 @@ def solve_cp(model, options: SolveOptions, time_limit_s: float | None = None):
 
     solver = cp_model.CpSolver()
     p = solver.parameters
-    tl = options.time_limit_s if time_limit_s is None else time_limit_s
+    from .. import clock
+    tl = clock.budget(options.time_limit_s if time_limit_s is None else time_limit_s)
     if tl is not None:
         p.max_time_in_seconds = max(float(tl), 0.01)
     p.relative_gap_limit = float(options.rel_gap)

@@ -61,10 +61,25 @@ def direct_highs(options: SolveOptions, rel_gap: float = 1e-6):
         highs_log_to_stderr(h)
     h.setOptionValue("mip_rel_gap", rel_gap)
     h.setOptionValue("random_seed", int(options.seed))
-    if options.time_limit_s is not None:
-        h.setOptionValue("time_limit", float(max(options.time_limit_s, 0.01)))
+    from .. import clock
+    tl = clock.budget(options.time_limit_s)
+    if tl is not None:
+        h.setOptionValue("time_limit", float(max(tl, 0.01)))
     set_threads(h, options.threads)
     return h
+
+
+def run_highs(h) -> None:
+    """``h.run()`` on a highspy object, stopped (``cancelSolve``) when the deadline in force passes
+    (``bace_opt.clock``): its time limit is cut to what is left first, and HiGHS then returns what it has."""
+    from .. import clock
+    left = clock.budget(None)
+    if left is not None:
+        cur = h.getOptionValue("time_limit")
+        h.setOptionValue("time_limit", float(max(min(cur, left), 0.01)))
+    h.HandleUserInterrupt = True
+    with clock.cancel_at_deadline(h.cancelSolve):
+        h.run()
 
 
 def _cancel(opt) -> None:
@@ -112,9 +127,12 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
     from pyomo.contrib.appsi.base import TerminationCondition as TC
     from pyomo.contrib.appsi.solvers.highs import Highs
 
+    from .. import clock
     opt = Highs()
     cfg = opt.config
-    tl = options.time_limit_s if time_limit_s is None else time_limit_s
+    tl = clock.budget(options.time_limit_s if time_limit_s is None else time_limit_s)
+    if tl is not None and tl <= 0.0:
+        return SolveResult(NAME, Termination.TIME_LIMIT, message="HiGHS: not started, the time limit was reached")
     if tl is not None:
         cfg.time_limit = max(float(tl), 0.01)
     cfg.mip_gap = options.rel_gap
@@ -137,7 +155,8 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
         hopts[k] = v
     t = time.perf_counter()
     try:
-        opt.set_instance(model)            # creates the highspy object, so that its cancel can be armed
+        with clock.raise_at_deadline("the model's transfer to HiGHS"):
+            opt.set_instance(model)        # creates the highspy object, so that its cancel can be armed
         if tl is not None:                 # (tens of seconds on a large model)
             cfg.time_limit = max(float(tl) - (time.perf_counter() - t), 0.01)
         opt._solver_model.HandleUserInterrupt = True
@@ -149,6 +168,9 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: boo
             if hasattr(uc, flag):
                 setattr(uc, flag, False)
         res = run_interruptible(lambda: opt.solve(model), lambda: _cancel(opt))
+    except clock.DeadlineReached as e:
+        return SolveResult(NAME, Termination.TIME_LIMIT, message=f"HiGHS: not started: {e}",
+                           solve_s=time.perf_counter() - t)
     except Exception as e:  # the back end failed: report, do not crash the caller
         return SolveResult(NAME, Termination.ERROR, message=f"HiGHS failed: {type(e).__name__}: {e}",
                            solve_s=time.perf_counter() - t)

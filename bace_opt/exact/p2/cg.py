@@ -43,7 +43,7 @@ import numpy as np
 
 from ...instance import Instance
 from ...solvers.base import SolveOptions
-from ...solvers.highs import direct_highs
+from ...solvers.highs import direct_highs, run_highs
 from .area import area_data, horizon_s
 from .lower import size_classes
 
@@ -311,11 +311,11 @@ class Master:
         import highspy
         h = self.h
         h.setOptionValue("simplex_strategy", 4)
-        h.run()
+        run_highs(h)
         if h.getModelStatus() not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
             h.clearSolver()
             h.setOptionValue("simplex_strategy", 1)
-            h.run()
+            run_highs(h)
         return h.getModelStatus() == highspy.HighsModelStatus.kOptimal
 
     def duals(self) -> Duals:

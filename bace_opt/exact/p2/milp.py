@@ -25,7 +25,7 @@ import numpy as np
 import highspy
 
 from ...solvers.base import SolveOptions
-from ...solvers.highs import set_threads
+from ...solvers.highs import set_threads, run_highs
 from ...solvers.output import highs_log_to_stderr
 from .candidates import BW_REL_TOL
 from .data import RawResult, SlottedProblem
@@ -217,7 +217,7 @@ def solve_milp(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawRes
         sol.value_valid = True
         h.setSolution(sol)
     t1 = time.perf_counter()
-    h.run()
+    run_highs(h)
     solve_s = time.perf_counter() - t1
     ms = h.getModelStatus()
     info = h.getInfo()

@@ -31,7 +31,7 @@ from typing import Any
 
 from ...instance import Instance
 from ...solvers.base import SolveOptions
-from ...solvers.highs import direct_highs
+from ...solvers.highs import direct_highs, run_highs
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +232,7 @@ def pool_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), mu:
             h.addRow(-highspy.kHighsInf, float(G), len(ix), np.array(ix, dtype=np.int32), np.array(val))
     build_s = time.perf_counter() - t_build
     t0 = time.perf_counter()
-    h.run()
+    run_highs(h)
     solve_s = time.perf_counter() - t0
     st = h.getModelStatus()
     info = h.getInfo()

@@ -33,6 +33,7 @@ from .branching import FRAC, Node, same_resources, split
 from .columns import Column, fits_alone, make_column
 from .master import JobDuals, Master
 from .nodecg import Context, apply_node, node_cg
+from ....solvers.highs import run_highs
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ def rmp_mip(ctx: Context, time_limit: float) -> list | None:
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", 1e-6)
     try:
-        h.run()
+        run_highs(h)
         if h.getInfo().primal_solution_status != 2:
             return None
         vals = np.array(h.getSolution().col_value)[na:]

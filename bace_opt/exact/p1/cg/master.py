@@ -33,6 +33,7 @@ import numpy as np
 from ..data import PlacementData, count_cuts, proportional_groups
 from ..walk import phi_max
 from .columns import Column
+from ....solvers.highs import run_highs
 
 INF = highspy.kHighsInf
 
@@ -279,7 +280,7 @@ class Master:
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
         """(objective, row duals, column values of the real columns)."""
         h = self.h
-        h.run()
+        run_highs(h)
         st = h.getModelStatus()
         if st != highspy.HighsModelStatus.kOptimal:
             raise RuntimeError(f"restricted master: {h.modelStatusToString(st)}")
@@ -349,7 +350,7 @@ class Master:
         integ = np.array([highspy.HighsVarType.kInteger] * n)
         h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), integ)
         try:
-            h.run()
+            run_highs(h)
             ok = h.getInfo().primal_solution_status == 2
             val = h.getInfo().objective_function_value if ok and self.artificial() < 1e-9 else None
         finally:

@@ -30,6 +30,7 @@ from ..walk import build_model, job_cost_expr, runtime_expr
 from ..walk_solution import solution_from_pyomo
 from .columns import Column, columns_from_plans
 from .master import JobDuals
+from ....solvers.highs import run_highs
 
 
 class ExactPricer:
@@ -166,7 +167,7 @@ class ExactPricer:
         h.setOptionValue("mip_abs_gap", abs_gap)
         h.setOptionValue("objective_bound", float(cutoff) if cutoff is not None else highspy.kHighsInf)
         h.setOptionValue("mip_max_improving_sols", 1 if first else highspy.kHighsIInf)
-        h.run()
+        run_highs(h)
         st = h.getModelStatus()
         info = h.getInfo()
         status = h.modelStatusToString(st)
