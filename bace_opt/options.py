@@ -124,12 +124,12 @@ def describe_options(declared: Mapping[str, Opt] | None) -> list[str]:
 
 #: the options of the exact solve (``bo.solve``, ``bace-opt solve``) and of its limit in ``bo.gap``
 SOLVE_OPTIONS: dict[str, Opt] = {
-    "time_limit": Opt("float", gt=0, le=1e9, none=True, help="wall-clock limit, s"),
+    "time_limit": Opt("float", gt=0, le=1e9, none=True, help="wall-clock limit of the whole call or command, s"),
     "gap": Opt("float", ge=0, lt=1, none=True, help="relative gap to stop at"),
     "threads": Opt("int", ge=1, le=1024, none=True, help="solver threads"),
     "mu": Opt("float", ge=0, le=1e12, none=True, help="P2 weight of cost, s/USD"),
     "log_output": Opt("bool", none=True, help="show the solver's log"),
-    "online_time_limit": Opt("float", gt=0, le=1e9, help="bo.gap: wall-clock limit on the whole online part (simulations, bounds, bracket), s"),
+    "online_time_limit": Opt("float", gt=0, le=1e9, none=True, help="bo.gap: a cap on the online part (simulations, bounds, bracket) inside time_limit, s"),
     "t0": Opt("float", ge=0, le=1e12, none=True, help="P1: the decision epoch, s"),
     "slot_s": Opt("float", gt=0, le=1e9, none=True, help="P2 (MILP): the time slot, s"),
     "time_resolution_s": Opt("float", gt=0, le=1e9, none=True, help="P2 (CP-SAT): the time unit, s"),

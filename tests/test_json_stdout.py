@@ -40,7 +40,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("evaluate",): [[TINY, SCHED]],
     ("policies",): [[]],
     ("pipeline",): [[TINY, SCHED, "--job", "j0"]],
-    ("gap",): [[TINY, "--online", "--time-limit", "5", "--online-time-limit", "4"]],
+    ("gap",): [[TINY, "--online", "--time-limit", "8", "--online-time-limit", "4"]],
     ("optical", "simulate"): [["--load", "10", "--requests", "300", "--seeds", "1"]],
     ("optical", "cba"): [["--iterations", "2", "--microbatches", "8", "--bg-count", "4"]],
     ("optical", "exact"): [["--iterations", "2", "--microbatches", "8", "--bg-count", "4", "--time-limit", "5"]],

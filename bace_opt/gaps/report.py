@@ -177,42 +177,72 @@ def _policy_dict(p: PolicyGap) -> dict:
     return d
 
 
+#: without ``online_time_limit``, the online part's cap is this share of ``time_limit``
+ONLINE_SHARE = 0.5
+#: the free P1 optimum's share of the P1 part (the rest is split evenly among the policies' own-set solves)
+OPTIMUM_SHARE = 0.5
+
+
 def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, solver: str = "highs",
-        online: bool = False, online_time_limit: float = 120.0, policy_options: Mapping[str, Any] | None = None,
-        threads: int | None = None, engine: str = "auto") -> GapReport:
+        online: bool = False, online_time_limit: float | None = None,
+        policy_options: Mapping[str, Any] | None = None, threads: int | None = None,
+        engine: str = "auto") -> GapReport:
     """How far each policy is from optimal on ``inst`` (module doc).  ``policy``: a registered name, a
     ``package.module:Class`` spec, a policy object, or a list of them (``policy_options`` apply to names and
-    specs).  ``time_limit``: each exact P1 solve's wall-clock limit (s); ``online_time_limit``: the wall-clock
-    limit of the whole online part, simulations and P2 bracket included (s; module doc).  ``engine``: the P1
-    engine of every exact P1 solve ("auto", "walk" or "cg": ``exact.placement.solve_placement``)."""
+    specs).  ``time_limit``: the wall-clock limit of the whole call (s): the P1 optimum, each policy's decision
+    and own-set solve, and with ``online`` the simulations and the P2 bracket (``bace_opt.clock``: one deadline,
+    each step takes its share of what is left).  ``online_time_limit``: a cap on the online part inside
+    ``time_limit`` (default: ``ONLINE_SHARE`` of it; the P1 part gets the rest, and the online part whatever the
+    P1 part leaves, up to the cap).  ``engine``: the P1 engine of every exact P1 solve ("auto", "walk" or "cg":
+    ``exact.placement.solve_placement``)."""
+    from .. import clock
     specs = list(policy) if isinstance(policy, (list, tuple)) else [policy]
     if not specs:
         raise InputError("gap: give at least one policy")
     check_solve_options({"time_limit": time_limit, "online_time_limit": online_time_limit, "threads": threads})
+    if online_time_limit is not None and online_time_limit > time_limit:
+        raise InputError(f"online_time_limit: a cap on the online part inside time_limit (the whole call's "
+                         f"wall clock, {short(time_limit, 's')}), got {short(online_time_limit, 's')}: raise "
+                         "time_limit or lower online_time_limit")
     from ..exact.p1.backend import ENGINES
     if engine not in ENGINES:
         raise InputError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
     t_start = time.perf_counter()
-    pols = [_policy(s, dict(policy_options or {})) for s in specs]
-    names = [p.name for p in pols]
-    if len(set(names)) != len(names):
-        raise InputError(f"gap: policies named twice: {', '.join(sorted({n for n in names if names.count(n) > 1}))}")
-    t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
-    opt, _ = solve_p1(inst, t0=t0, time_limit_s=time_limit, solver=solver, engine=engine)
-    if not opt.proven:
-        log.warning("gap: the P1 optimum is not proven in %s s (status %s): %s", time_limit, opt.status,
-                    "the gaps are certified against its bound" if opt.certified else "no gap is reported")
-    entries = []
-    for pol in pols:
-        log.info("gap: %s at t0 = %s s", pol.name, t0)
-        h = heuristic_epoch(inst, pol)
-        entries.append(PolicyGap(pol.name, decompose(inst, pol, time_limit_s=time_limit, solver=solver,
-                                                      optimum=opt, heuristic=h, engine=engine)))
-    report = GapReport(inst.name, len(inst.jobs), t0, opt, entries)
-    if online:
-        _online(inst, report, pols, online_time_limit, threads)
+    with clock.scope(time_limit):
+        pols = [_policy(s, dict(policy_options or {})) for s in specs]
+        names = [p.name for p in pols]
+        if len(set(names)) != len(names):
+            raise InputError(f"gap: policies named twice: "
+                             f"{', '.join(sorted({n for n in names if names.count(n) > 1}))}")
+        cap = (online_time_limit if online_time_limit is not None else ONLINE_SHARE * time_limit) if online else 0.0
+        with clock.scope(max(clock.left(time_limit) - cap, 0.0)):
+            report = _p1_part(inst, pols, solver, engine)
+        if online:
+            _online(inst, report, pols, min(cap, clock.left(cap)) if online_time_limit is not None
+                    else clock.left(cap), threads)
     report.wall_s = time.perf_counter() - t_start
     return report
+
+
+def _p1_part(inst: Instance, pols: Sequence[Any], solver: str, engine: str) -> GapReport:
+    """The P1 optimum and each policy's decomposition, within the deadline in force (``bace_opt.clock``): the
+    optimum gets ``OPTIMUM_SHARE`` of it, each policy an even share of what is left when its turn comes."""
+    from .. import clock
+    t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
+    limit = clock.left()
+    opt, _ = solve_p1(inst, t0=t0, time_limit_s=max(limit * (OPTIMUM_SHARE if pols else 1.0), 0.01), solver=solver,
+                      engine=engine)
+    if not opt.proven:
+        log.warning("gap: the P1 optimum is not proven in %s (status %s): %s", short(opt.wall_s, "s"), opt.status,
+                    "the gaps are certified against its bound" if opt.certified else "no gap is reported")
+    entries = []
+    for i, pol in enumerate(pols):
+        log.info("gap: %s at t0 = %s s", pol.name, t0)
+        share = clock.left() / (len(pols) - i)
+        h = heuristic_epoch(inst, pol)
+        entries.append(PolicyGap(pol.name, decompose(inst, pol, time_limit_s=max(share, 0.01), solver=solver,
+                                                      optimum=opt, heuristic=h, engine=engine)))
+    return GapReport(inst.name, len(inst.jobs), t0, opt, entries)
 
 
 def _policy(spec: Any, options: dict):
@@ -229,6 +259,12 @@ def _policy(spec: Any, options: dict):
 def _online(inst: Instance, report: GapReport, pols: Sequence[Any], time_limit: float, threads) -> None:
     """The online part (module doc) within ``time_limit`` wall-clock seconds: one deadline, each step gets what
     is left of it (a policy's simulation cannot be stopped: it counts, and the P2 figures get less)."""
+    from .. import clock
+    with clock.scope(time_limit):
+        _online_in(inst, report, pols, time_limit, threads)
+
+
+def _online_in(inst: Instance, report: GapReport, pols: Sequence[Any], time_limit: float, threads) -> None:
     from ..evaluate import evaluate
     from ..evaluate.metrics import objective_cost_usd
     from ..sim import simulate
@@ -378,7 +414,7 @@ def _summary_lines(r: GapReport) -> list[str]:
     o = r.optimum
     lines = [f"gap on {shown(r.instance)} ({r.jobs} jobs): one decision at t0 = {short(r.t0_s, 's')}, every resource free",
              f"P1 optimum: {short(o.jobs)} jobs started, cost {short(o.cost_usd, 'USD')}, {o.status} "
-             f"(bound {short(o.bound_usd, 'USD')}), {short(o.wall_s, 's')}"]
+             f"(bound {short(o.bound_usd, 'USD')}), solved in {short(o.wall_s, 's')}"]
     head = ("policy", "jobs started", "cost", "cost gap", "selection", "placement", "proven")
     rows = [head]
     for p in r.policies:

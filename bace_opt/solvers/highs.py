@@ -76,6 +76,7 @@ def run_highs(h) -> None:
     left = clock.budget(None)
     if left is not None:
         cur = h.getOptionValue("time_limit")
+        cur = cur[-1] if isinstance(cur, tuple) else cur        # highspy 1.16: (status, value)
         h.setOptionValue("time_limit", float(max(min(cur, left), 0.01)))
     h.HandleUserInterrupt = True
     with clock.cancel_at_deadline(h.cancelSolve):

@@ -18,6 +18,7 @@ import logging
 import math
 import time
 
+from .... import clock
 from ....solvers.base import relative_gap, available_cores
 from ..data import PlacementData, count_upper_bound, has_negative_prices
 from ..levels import LEVEL_NAMES, LEVEL_TOL
@@ -111,8 +112,13 @@ def solve_levels_cg(data: PlacementData, options, warm_start, levels: int, t_sta
         from ..milp import solve_levels_milp
         return solve_levels_milp(data, "highs", options, warm_start, levels, t_start)
     tb = time.perf_counter()
-    pricers = Pricers(data)
-    starts = start_sets(data, warm_start)
+    try:
+        with clock.raise_at_deadline("the column-generation engine's setup"):
+            pricers = Pricers(data)
+            starts = start_sets(data, warm_start)
+    except clock.DeadlineReached as e:      # the command's deadline (bace_opt.clock): the start stands
+        from ..milp import out_of_time_start
+        return out_of_time_start(data, warm_start, str(e), time.perf_counter() - tb)
     build_s = time.perf_counter() - tb
     # None: every core available to the process, as the walk engine's HiGHS
     threads = available_cores() if options.threads is None else max(1, int(options.threads))
