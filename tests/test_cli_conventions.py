@@ -222,9 +222,9 @@ def test_readme_python_snippet_prints_what_it_computed(tmp_path):
     code = "\n".join(re.findall(r"```python\n(.*?)```", section, re.S))
     assert "print(" in code and "bo.gap(" in code
     # the README's own instance (its P1 takes about a second on highspy 1.16), from the repository root; its online
-    # part with 10 s of the README's 20 (a wall-clock limit, spent whole: 10 s still prints every bound)
-    assert code.count("online_time_limit=20)") == 1
-    code = code.replace("online_time_limit=20)", "online_time_limit=10)")
+    # call with 10 s of the README's 20 (the whole call's wall clock: 10 s still prints every bound)
+    assert code.count("online=True, time_limit=20)") == 1
+    code = code.replace("online=True, time_limit=20)", "online=True, time_limit=10)")
     r = subprocess.run([sys.executable, "-c", code.replace("out.json", str(tmp_path / "out.json"))],
                        capture_output=True, text=True, cwd=ROOT, timeout=900, env=dict(os.environ, PYTHONWARNINGS="ignore"))
     assert r.returncode == 0, r.stderr
