@@ -296,8 +296,10 @@ def test_terminal_control_characters_in_names_are_printed_escaped(tmp_path, caps
 
 def test_tables_and_instance_names_label_a_policy_by_its_name_not_its_file():
     from bace_opt.adversary.search import AdversaryConfig
-    from bace_opt.bench.compare import policy_label
+    from bace_opt.bench.compare import policy_label, policy_names
     assert policy_label("sim:bace-pipe") == "bace-pipe"
-    assert policy_label(f"p1-heur:{MIS}:Raises") == "mis-raises"
-    assert policy_label(f"sim:{MIS}:AllOnBiggest") == "mis-allonbiggest"
+    with policy_names({f"{MIS}:Raises": "mis-raises", f"{MIS}:AllOnBiggest": "mis-allonbiggest"}):  # bench --policy
+        assert policy_label(f"p1-heur:{MIS}:Raises") == "mis-raises"
+        assert policy_label(f"sim:{MIS}:AllOnBiggest") == "mis-allonbiggest"
+    assert policy_label(f"sim:{MIS}:Raises") == f"{MIS}:Raises"      # not named here: a file's text (issue 42)
     assert AdversaryConfig(policy=f"{MIS}:Raises").label == "mis-raises"
