@@ -40,6 +40,7 @@ import os
 import signal
 import sys
 
+from .. import installed
 from ..errors import BaceOptError
 
 #: the commands that run a policy: each takes ``--decision-time-limit`` (``policies.gate``)
@@ -180,10 +181,12 @@ def output_fault(e: OSError) -> str | None:
 
 
 def main(argv=None) -> int:
+    installed.hold()       # said once logging is set up (the parser lists the policies: installed.guard)
     ap = build_parser()
     args = ap.parse_args(argv)
     args.verbosity = verbosity(args)
     configure_logging(args.verbosity)
+    installed.warn_damaged(now=True)     # a damaged entry_points.txt of another package: one warning
     if not getattr(args, "func", None):
         ap.print_help()
         return 2
