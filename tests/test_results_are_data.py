@@ -105,12 +105,16 @@ def test_a_label_is_the_text_of_the_file_for_every_prefix(marked):
 
 @pytest.mark.parametrize("prefix,suite,size", [("sim:", "paper", "full"), ("p1-heur:", "gap", "small")])
 def test_bench_no_run_shows_the_text_and_never_imports(prefix, suite, size, marked, tmp_path, capsys):
+    """Before: the report imported the file (and ran its module), exit 0, its rows listed by the policy's name."""
     spec, marker = marked
     out = tmp_path / f"{suite}-{size}.csv"
-    _with_method(RESULTS / f"{suite}-{size}.csv", out, prefix, spec)
-    rc, text, err = cli(capsys, "bench", "--suite", suite, "--size", size, "--no-run", "-o", out)
+    _with_method(RESULTS / f"{suite}-{size}.csv", out, prefix, spec, n=10**4)
+    bounds = ["--brackets", RESULTS / "schedule_brackets_paper24.csv"] if prefix == "sim:" else []
+    rc, text, err = cli(capsys, "bench", "--suite", suite, "--size", size, "--no-run", "-o", out, *bounds)
     assert rc == 0, err
     assert spec in text and not marker.exists()
+    if bounds:          # the bounds' table too
+        assert f"| {spec} |" in text.split("### Distance to the certified lower bound")[1]
 
 
 def test_the_claims_map_and_the_bounds_never_import(marked, tmp_path, capsys):
@@ -133,9 +137,9 @@ def test_the_claims_map_and_the_bounds_never_import(marked, tmp_path, capsys):
 
 
 def _fake_suite(monkeypatch):
-    """``bench --suite realistic`` as one run of ``sim:lcf`` on the tiny instance, plus one per ``--policy``."""
+    """``bench --suite paper`` as one run of ``sim:lcf`` on the tiny instance, plus one per ``--policy``."""
     def specs_for(suite, size, policies=()):
-        return [RunSpec("realistic", "file", "tiny", 1, f"sim:{p}", {"path": str(TINY)})
+        return [RunSpec("paper", "file", "tiny", 1, f"sim:{p}", {"path": str(TINY)})
                 for p in ("lcf", *policies)]
     monkeypatch.setattr(bench_pkg, "specs_for", specs_for)
     return specs_for
@@ -146,17 +150,17 @@ def test_bench_runs_and_resumes_a_file_policys_rows_only_when_it_is_named_again(
                                                                                  tmp_path, capsys):
     spec, marker = marked
     specs_for = _fake_suite(monkeypatch)
-    out = tmp_path / "realistic-small.csv"
-    theirs = specs_for("realistic", "small", [spec])[1]
+    out = tmp_path / "paper-small.csv"
+    theirs = specs_for("paper", "small", [spec])[1]
     theirs = RunSpec(theirs.suite, theirs.family, theirs.size, theirs.seed, prefix + spec, theirs.instance_args)
     with open(out, "w", newline="") as f:       # the file names the policy: one failed row, one finished row
         w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
-        w.writerow({"run_id": theirs.run_id, "suite": "realistic", "family": "file", "size": "tiny", "seed": 1,
+        w.writerow({"run_id": theirs.run_id, "suite": "paper", "family": "file", "size": "tiny", "seed": 1,
                     "method": theirs.method, "status": "error", "error": "it failed"})
-        w.writerow({"run_id": "finished000000", "suite": "realistic", "family": "file", "size": "tiny", "seed": 2,
+        w.writerow({"run_id": "finished000000", "suite": "paper", "family": "file", "size": "tiny", "seed": 2,
                     "method": theirs.method, "status": "done", "jobs": 2, "jobs_done": 2, "avg_jct_s": 5})
-    argv = ["bench", "--suite", "realistic", "--size", "small", "-o", out]
+    argv = ["bench", "--suite", "paper", "--size", "small", "-o", out]
     for _ in range(2):                           # run, then resume: the file's policy is neither run nor imported
         rc, text, err = cli(capsys, *argv)
         assert rc == 0 and "ran 1 (0 failed)" in text or "1 already in" in text, text + err
@@ -179,7 +183,7 @@ def test_a_run_stopped_by_its_time_limit_is_time_limit_and_not_retried(monkeypat
     slow = tmp_path / "slow.py"
     slow.write_text(SLOW)
     out = tmp_path / "r.csv"
-    argv = ["bench", "--suite", "realistic", "--size", "small", "-o", out, "--policy", f"{slow}:Slow"]
+    argv = ["bench", "--suite", "paper", "--size", "small", "-o", out, "--policy", f"{slow}:Slow"]
     rc, text, err = cli(capsys, *argv)
     assert rc == 0, text + err
     got = {r["method"]: r for r in read_rows(out)}
