@@ -49,6 +49,11 @@ NAMELESS = textwrap.dedent('''
     class OptionsNumber(Nameless):
         name = "options-number"
         options = 5
+
+
+    class OptionsObject(Nameless):
+        name = "options-object"
+        options = {"x": object()}
 ''')
 
 
@@ -62,9 +67,12 @@ def cli(capsys, *argv) -> tuple[int, str, str]:
     ("Nameless", "Nameless.name must be a non-empty string (the schedule's method), got 7"),
     ("NoneName", "NoneName.name must be a non-empty string (the schedule's method), got None"),
     ("EmptyName", "EmptyName.name must be a non-empty string (the schedule's method), got ''"),
-    ("OptionsNumber", "OptionsNumber.options must be a mapping (the schedule's meta.policy_options), got int 5")])
+    ("OptionsNumber", "OptionsNumber.options must be a mapping (the schedule's meta.policy_options), got int 5"),
+    ("OptionsObject", "OptionsObject.options must be JSON data (the schedule's meta.policy_options: text, numbers, "
+                      "lists, objects): Object of type object is not JSON serializable")])
 def test_a_policy_whose_name_is_not_text_exits_2_naming_it(cls, what, tmp_path, capsys):
-    """Before: the run wrote a schedule whose method was 7, which our own ``evaluate`` refuses."""
+    """Before: the run wrote a schedule whose method was 7, which our own ``evaluate`` refuses (options holding an
+    object: an internal error, exit 3)."""
     f = tmp_path / "nameless.py"
     f.write_text(NAMELESS)
     out = tmp_path / "s.json"
