@@ -134,7 +134,10 @@ def timed_out(e: BaseException) -> bool:
     """Whether a run's exception is a time limit's: a ``TimeoutError``, or a policy's call stopped by the gate's
     limit (its rule ``time limit``: ``policies.gate.violation``)."""
     from ..policies import PolicyError
-    return isinstance(e, TimeoutError) or (isinstance(e, PolicyError) and ": time limit: " in str(e))
+    if isinstance(e, TimeoutError):
+        return True
+    return isinstance(e, PolicyError) and (": time limit: " in str(e)
+                                           or type(e.__context__).__name__ == "PolicyTimeout")
 
 
 class _Done(Exception):
