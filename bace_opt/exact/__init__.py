@@ -72,7 +72,7 @@ def solve(inst: Instance, problem: str = "placement", solver: str = "highs", tim
     opts = _options(options, time_limit, gap, threads, log_output)
     if warm_start is not None:       # an infeasible one: one warning naming what is infeasible, then ignored
         from .warm import checked_warm_start
-        warm_start = checked_warm_start(inst, warm_start, problem, kw.get("free_gpus"), kw.get("free_gbps"))
+        warm_start = checked_warm_start(inst, warm_start, problem, kw)
     if solver == "race" and problem != "placement":
         raise InputError("solver 'race' (racing portfolio) applies to problem 'placement' (P1) only")
     if problem == "schedule":

@@ -22,17 +22,31 @@ from ..schedule import JobPlan
 log = logging.getLogger(__name__)
 
 
-def checked_warm_start(inst: Instance, warm: Any, problem: str, free_gpus: Mapping[str, int] | None = None,
-                       free_gbps: Mapping[int, float] | None = None) -> Any:
+def checked_warm_start(inst: Instance, warm: Any, problem: str, kw: Mapping[str, Any] | None = None) -> Any:
     """``warm`` (a Schedule or a list of ``JobPlan``) when it is feasible for ``problem`` ("placement": P1 at t0;
-    "schedule": P2 over time), else None, after one warning naming what is infeasible (module doc)."""
+    "schedule": P2 over time), else None, after one warning naming what is infeasible (module doc).  ``kw``: the
+    solve's keyword arguments (P1's ``jobs``, ``t0``, ``free_gpus``, ``free_gbps``)."""
     plans = list(warm.plans) if hasattr(warm, "plans") else list(warm)
-    issues = (placement_issues(inst, plans, free_gpus, free_gbps) if problem == "placement"
-              else schedule_issues(inst, plans))
+    kw = kw or {}
+    if problem == "placement":
+        waiting = _waiting(inst, kw.get("jobs"), kw.get("t0"))
+        plans = [p for p in plans if p.name in waiting or p.name not in inst.job_index]   # P1 ignores the others
+        issues = placement_issues(inst, plans, kw.get("free_gpus"), kw.get("free_gbps"))
+    else:
+        issues = schedule_issues(inst, plans)
     if not issues:
         return warm
     log.warning("the warm start is infeasible and is ignored: %s", issue_summary(issues))
     return None
+
+
+def _waiting(inst: Instance, jobs, t0) -> set[str]:
+    """The jobs P1 places: ``jobs`` if given, else those arrived by t0 (default: the last arrival)."""
+    if jobs is not None:
+        return set(jobs)
+    if t0 is None:
+        return {j.name for j in inst.jobs}
+    return {j.name for j in inst.jobs if j.arrival_s <= t0 + 1e-9}
 
 
 def _known(inst: Instance, plans: Sequence[JobPlan]) -> tuple[list[JobPlan], list[str]]:
