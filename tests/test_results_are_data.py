@@ -124,8 +124,9 @@ def test_the_claims_map_and_the_bounds_never_import(marked, tmp_path, capsys):
         rows = list(csv.DictReader(f))
     keep = {r["size"] for r in rows[:1]}          # one regime keeps the test short
     rows = [r for r in rows if r["size"] in keep]
-    rows += [dict(r, method="sim:" + spec, run_id=f"marked{i:010d}") for i, r in enumerate(
-        [r for r in rows if r["method"] == "sim:lcf"])]
+    lcf = [r for r in rows if r["method"] == "sim:lcf"]
+    rows += [dict(r, method=prefix + spec, run_id=f"marked{prefix[0]}{i:010d}") for prefix in PREFIXES
+             for i, r in enumerate(lcf)]
     with open(out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
