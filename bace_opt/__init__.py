@@ -9,10 +9,13 @@
 """
 from __future__ import annotations
 
-from .errors import BaceOptError, InfeasibleError, InputError, SolverUnavailableError
-from .evaluate import Report, Violation, evaluate, make_schedule, price_plan
-from .instance import GpuType, Instance, Job, Link, Objective, PriceSeries, Region, Route, load_instance
-from .schedule import Block, Hop, JobEntry, JobPlan, Schedule, SolverInfo, load_schedule
+from . import installed
+installed.guard()       # before networkx is imported: a damaged entry_points.txt of another package is one warning
+
+from .errors import BaceOptError, InfeasibleError, InputError, SolverUnavailableError  # noqa: E402
+from .evaluate import Report, Violation, evaluate, make_schedule, price_plan  # noqa: E402
+from .instance import GpuType, Instance, Job, Link, Objective, PriceSeries, Region, Route, load_instance  # noqa: E402
+from .schedule import Block, Hop, JobEntry, JobPlan, Schedule, SolverInfo, load_schedule  # noqa: E402
 
 __version__ = "0.1.0"
 

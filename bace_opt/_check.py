@@ -34,11 +34,25 @@ def refuse_other_schema(data: Any, path, expected: str, what: str) -> None:
     """A file of another of the toolkit's kinds (an instance given where a schedule is due, two files swapped) is
     named as such in one line, instead of a list of every field it lacks."""
     schema = data.get("schema") if isinstance(data, dict) else None
-    if isinstance(schema, str) and schema.startswith("bace-opt/") and schema != expected:
-        kind = schema.split("/")[1] if schema.count("/") >= 2 else schema
-        article = "an" if kind[:1] in "aeiou" else "a"
-        raise InputError(f"{path}: this is {article} {kind} file (schema {schema!r}), not {what} "
-                         f"(schema {expected!r}); are the files in the right order?")
+    if not (isinstance(schema, str) and schema.startswith("bace-opt/") and schema != expected):
+        return
+    kind, want = _kind(schema), _kind(expected)
+    if kind == want:        # the same kind, another version: not a swap (before: "an instance file ..., not an
+        # instance file ...")
+        raise InputError(f"{path}: schema {schema!r} is a version of {what} that this bace-opt does not read (it "
+                         f"reads {expected!r}); was it written by another version of bace-opt?")
+    if kind is None:
+        raise InputError(f"{path}: schema {schema!r} is not a schema of bace-opt's files; {what} has schema "
+                         f"{expected!r}")
+    article = "an" if kind[:1] in "aeiou" else "a"
+    raise InputError(f"{path}: this is {article} {kind} file (schema {schema!r}), not {what} "
+                     f"(schema {expected!r}); are the files in the right order?")
+
+
+def _kind(schema: str) -> str | None:
+    """The kind of file a schema ``bace-opt/KIND/vN`` names (``instance``, ``schedule``), None if it names none."""
+    parts = schema.split("/")
+    return parts[1] if len(parts) == 3 and parts[1] and parts[2][:1] == "v" else None
 
 
 def read_json(path, what: str = "file") -> Any:

@@ -12,11 +12,13 @@ therefore never ranked above one that finished more.
 """
 from __future__ import annotations
 
-import functools
+import contextlib
 import json
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
+
+from .._format import shown
 
 #: the per-job figures a results row may carry, in the order of the ``per_job`` lists
 PER_JOB_FIELDS = ("jct_s", "electricity_usd", "egress_usd")
@@ -92,25 +94,35 @@ def _count(row: Mapping[str, Any], key: str) -> int:
     return int(v) if math.isfinite(v) else -1
 
 
-@functools.lru_cache(maxsize=256)
-def policy_label(method: str) -> str:
-    """The policy a results row's ``method`` runs (``sim:SPEC``, ``p1-heur:SPEC``), as tables show it: a shipped
-    policy by its name; a policy of one's own (a file or ``package.module:Class``) by its ``name``, with the spec
-    only where that name is a shipped one's (never a bare file path); the spec itself when the policy cannot be
-    built here."""
-    spec = method.split(":", 1)[1] if ":" in method else method
-    if ":" not in spec:
-        return spec
-    from ..errors import BaceOptError
-    from ..policies import make_policy
-    from ..policies.registry import REGISTRY
+#: the policies the user named in this command (``bench --policy``), spec -> the policy's own ``name``: only these
+#: are labelled by their name (``policy_names``); every other spec is labelled by its text
+_NAMED: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def policy_names(names: Mapping[str, str]):
+    """Within the block, label the policies ``names`` (spec -> ``name``, of policies the user named and this
+    process built: ``bench --policy``) by their ``name`` (``policy_label``)."""
+    old = dict(_NAMED)
+    _NAMED.update({k: v for k, v in names.items() if isinstance(v, str) and v})
     try:
-        name = make_policy(spec).name
-    except BaceOptError:
-        return spec
-    if not isinstance(name, str) or not name:
-        return spec
-    return f"{name} ({spec})" if name in REGISTRY else name
+        yield
+    finally:
+        _NAMED.clear()
+        _NAMED.update(old)
+
+
+def policy_label(method: str) -> str:
+    """The policy a results row's ``method`` runs (``sim:SPEC``, ``p1-heur:SPEC``), as tables show it: the text
+    of SPEC, its control characters escaped.  A results file is data: nothing it names is imported or run here,
+    whatever the prefix.  Only a policy the user named in this command (``policy_names``: ``bench --policy``) is
+    labelled by its ``name``, with the spec where that name is a shipped policy's."""
+    spec = str(method).split(":", 1)[1] if ":" in str(method) else str(method)
+    name = _NAMED.get(spec)
+    if name is None or name == spec:
+        return shown(spec)
+    from ..policies.registry import REGISTRY
+    return shown(f"{name} ({spec})" if name in REGISTRY else name)
 
 
 def policy_column(methods):

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._format import shown
 from ..files import atomic_savefig
 from .compare import finished, policy_column, policy_label
 from .markdown import md
 from .optical import optical_report
 from .runner import FAILED, FAILED_STATUSES, check_suite, read_rows
-from .spec import COLUMNS
+from .spec import COLUMNS, TIME_LIMIT
 from .suites import SUITES
 
 PAPER_JCT = (-64.7, -27.9)     # BACE-Pipe's average-JCT change vs the four baselines (%), as published
@@ -72,8 +73,9 @@ def report(suite: str, path, markdown_path=None, repair: bool = True, brackets=(
     if df.empty:
         return "(no rows)"
     bad = df["status"].isin(FAILED_STATUSES)
+    stopped = (df["status"] == TIME_LIMIT) & df["jobs_done"].isna()    # stopped by a time limit, no result
     failed = df[bad]
-    ok = df[~bad]
+    ok = df[~bad & ~stopped]
     fn = {"gap": gap_report, "solvers": solvers_report, "paper": paper_report,
           "regimes": regimes_report, "optical": optical_report}.get(suite, generic_report)
     plots_dir = Path(markdown_path).parent if markdown_path else None
@@ -87,21 +89,25 @@ def report(suite: str, path, markdown_path=None, repair: bool = True, brackets=(
                                       + ", ".join(str(b) for b in brackets) + ")")
     if len(failed):
         text += "\n\n" + failed_runs(failed)
+    if stopped.any():
+        text += "\n\n" + failed_runs(df[stopped], heading=f"### Runs stopped by a time limit: {int(stopped.sum())} "
+                                                          "(left out of the tables above; not retried)")
     if markdown_path:
         from ..files import atomic_write
         atomic_write(markdown_path, text + "\n")
     return text
 
 
-def failed_runs(failed: pd.DataFrame, limit: int = 20) -> str:
-    """The failed runs, each with its reason (the first ``limit``; the rest counted)."""
-    lines = [f"### Failed runs: {len(failed)} (left out of the tables above; the next bench of this suite "
-             f"retries them)", ""]
+def failed_runs(failed: pd.DataFrame, limit: int = 20, heading: str | None = None) -> str:
+    """The failed runs, each with its reason (the first ``limit``; the rest counted), under ``heading``."""
+    lines = [heading or f"### Failed runs: {len(failed)} (left out of the tables above; the next bench of this "
+             f"suite retries them, a policy of one's own only where --policy names it again)", ""]
     for _, r in failed.head(limit).iterrows():
         seed = "" if pd.isna(r["seed"]) else int(r["seed"])
         err = str(r["error"]) if isinstance(r["error"], str) else "(no reason recorded)"
         status = "" if r["status"] == FAILED else f"{r['status']}: "     # the kind of failure, where not plain
-        lines.append(f"- {r['size']} seed {seed} {r['method']}: {status}{err.splitlines()[0] if err else err}")
+        lines.append(f"- {shown(r['size'])} seed {seed} {shown(r['method'])}: {status}"
+                     f"{shown(err.splitlines()[0]) if err else err}")
     if len(failed) > limit:
         lines.append(f"- ... and {len(failed) - limit} more")
     return "\n".join(lines)

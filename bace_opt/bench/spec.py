@@ -18,6 +18,10 @@ FAILED = "error"
 #: schedule broke the rules, e.g. a policy's over-commit: never a result).  The next batch retries such a run,
 #: ``bench`` exits 1 when a run of its batch ends so, and the reports leave these rows out of every figure
 FAILED_STATUSES = (FAILED, "infeasible-schedule")
+#: the status of a run stopped by a time limit (a solve without a solution, a policy's decision past
+#: ``--decision-time-limit``): a result, not a failure: the next batch does not retry it; a row of this status
+#: without figures is listed by the report and left out of its tables
+TIME_LIMIT = "time_limit"
 
 
 COLUMNS = [

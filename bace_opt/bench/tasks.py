@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from .compare import per_job_figures
-from .spec import RunSpec
+from .spec import TIME_LIMIT, RunSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,6 +130,16 @@ def git_commit() -> str:
         return ""
 
 
+def timed_out(e: BaseException) -> bool:
+    """Whether a run's exception is a time limit's: a ``TimeoutError``, or a policy's call stopped by the gate's
+    limit (its rule ``time limit``: ``policies.gate.violation``)."""
+    from ..policies import PolicyError
+    if isinstance(e, TimeoutError):
+        return True
+    return isinstance(e, PolicyError) and (": time limit: " in str(e)
+                                           or type(e.__context__).__name__ == "PolicyTimeout")
+
+
 class _Done(Exception):
     """The optical rows are complete without the evaluator (they carry no job schedule)."""
 
@@ -192,7 +202,7 @@ def execute(spec: RunSpec) -> dict:
     except _Done:
         pass
     except Exception as e:  # one failed run must not stop the batch: record it
-        row["status"] = "error"
+        row["status"] = TIME_LIMIT if timed_out(e) else "error"
         row["error"] = f"{type(e).__name__}: {e}"[:500]
     row["wall_s"] = time.perf_counter() - t_start
     row["peak_mem_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

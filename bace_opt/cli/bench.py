@@ -10,6 +10,10 @@ a schedule that broke the rules), listed in the report under "Failed runs" and l
 average, and retried by the next ``bench`` of the same suite: its new row replaces the failed one, so the file
 holds each run once.  A results file holds one suite: a file with another suite's rows is refused.
 ``--no-run`` only reads: it never writes the results file (a damaged file is read as it is, not repaired).
+A results file is data: a policy it names (``sim:path/to/file.py:Class``, any prefix) is never imported or run,
+and the report labels it by that text.  A policy's code runs only where ``--policy`` names it, and the rows of a
+policy of one's own are resumed only when ``--policy`` names it again.  A run stopped by a time limit has status
+``time_limit``: listed by the report, not retried.
 
 Exit codes (``EXIT_CODES``, also in ``--help``): 0 every run of the batch finished; 1 some run of the batch
 failed (the report lists it; rerun the same command to retry it); 2 a refused input (an unknown suite or
@@ -98,10 +102,11 @@ def run(args) -> int:
             specs = specs_for(args.suite, args.size, **({"policies": args.policy} if args.policy else {}))
         except KeyError as e:
             raise InputError(str(e.args[0])) from None
+    names = {}      # the policies named here: the only ones the report labels by their name (a file's are data)
     if args.policy:
         from ..policies import make_policy
         for spec in args.policy:       # refused before any run: an unknown name, a bad file, a non-policy
-            make_policy(spec)
+            names[spec] = make_policy(spec).name
     if args.brackets:
         from ..bench.bounds import read_brackets
         read_brackets(args.brackets)        # refused before any run: a missing or malformed file
@@ -133,8 +138,10 @@ def run(args) -> int:
         retried = f"; {c['retried']} retried after failing before" if c.get("retried") else ""
         print(f"{args.suite}/{args.size}: {c['total']} runs, {c['skipped']} already in {out}, ran {c['ran']} "
               f"({c['failed']} failed{retried})")
+    from ..bench.compare import policy_names
     from ..bench.report import report
-    text = report(args.suite, out, markdown_path=args.report, repair=not args.no_run, brackets=args.brackets)
+    with policy_names(names):
+        text = report(args.suite, out, markdown_path=args.report, repair=not args.no_run, brackets=args.brackets)
     if args.no_run and not out.exists() and not args.out and args.results != "committed":
         text += ("\n(the project's committed results are read with --results committed; "
                  "run the suite without --no-run to make your own)")

@@ -40,6 +40,7 @@ import os
 import signal
 import sys
 
+from .. import installed
 from ..errors import BaceOptError
 
 #: the commands that run a policy: each takes ``--decision-time-limit`` (``policies.gate``)
@@ -190,10 +191,12 @@ def main(argv=None) -> int:
     from .. import clock
     # a command run inside a program's own process (a test) counts from this call, not the process start
     clock.start_command(clock.PROCESS_START if argv is None else None)
+    installed.hold()       # said once logging is set up (the parser lists the policies: installed.guard)
     ap = build_parser()
     args = ap.parse_args(argv)
     args.verbosity = verbosity(args)
     configure_logging(args.verbosity)
+    installed.warn_damaged(now=True)     # a damaged entry_points.txt of another package: one warning
     if not getattr(args, "func", None):
         ap.print_help()
         return 2

@@ -204,9 +204,24 @@ def check_reported_metrics(reported: Mapping[str, Any], true: Mapping[str, Any])
         expected["blocking_probability"] = expected["jobs_blocked"] / n_jobs if n_jobs else 0.0
     for k, t in expected.items():
         if k in reported:
-            out += [Violation(4, f"metrics.{where}: reported {_fmt(r)}, recomputed {_fmt(v)}")
-                    for where, r, v in _differences(k, reported[k], t)]
+            out += [Violation(4, f"metrics.{where}: reported {a}, recomputed {b}")
+                    for where, r, v in _differences(k, reported[k], t) for a, b in [_two(r, v)]]
     return out
+
+
+def _two(rep: Any, true: Any) -> tuple[str, str]:
+    """A reported and a recomputed value as a message shows them: never the same text for two values that
+    differ (before: "reported 8, recomputed 8" for the text "8", and 6 significant digits cannot show a
+    difference of 1e-6).  Six significant digits where they differ, else every digit; text reported where a
+    number is expected is quoted and called text."""
+    a, b = _fmt(rep), _fmt(true)
+    if isinstance(rep, str):
+        a = f"{rep!r} (text, not a number)" if isinstance(true, (int, float)) else repr(rep)
+    elif a == b:
+        a, b = (repr(v) if isinstance(v, (int, float)) else a for v, a in ((rep, a), (true, b)))
+        if a == b:       # e.g. 8 and 8.0: equal numbers of two types (a count reported as a float)
+            a, b = f"{a} ({type(rep).__name__})", f"{b} ({type(true).__name__})"
+    return a, b
 
 
 def _differences(where: str, rep: Any, true: Any) -> list[tuple[str, Any, Any]]:

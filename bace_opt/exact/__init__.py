@@ -87,6 +87,9 @@ def evaluation_reserve_s(inst: Instance) -> float:
 
 
 def _solve(inst: Instance, problem: str, solver: str, opts: SolveOptions, mu, warm_start, kw: dict):
+    if warm_start is not None:       # an infeasible one: one warning naming what is infeasible, then ignored
+        from .warm import checked_warm_start
+        warm_start = checked_warm_start(inst, warm_start, problem, kw)
     if solver == "race" and problem != "placement":
         raise InputError("solver 'race' (racing portfolio) applies to problem 'placement' (P1) only")
     if problem == "schedule":

@@ -42,6 +42,7 @@ head-of-line measurement call them in an order of their own.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence, runtime_checkable
 
@@ -153,13 +154,25 @@ class _Bound(PolicyBase):
 def check_policy(obj) -> PolicyBase:
     """``obj`` as the simulator uses it: itself when it inherits ``PolicyBase``, else a view with its required
     members and the optional members' defaults.  Raises ``InputError`` naming every required member that is
-    missing (or not callable)."""
+    missing (or not callable), a ``name`` that is not a non-empty string, or ``options`` that are not a mapping
+    of JSON data (before, such a policy's run wrote a schedule that ``evaluate`` refuses, or crashed)."""
     missing = [m for m in REQUIRED if not hasattr(obj, m)]
     missing += [m for m in _CALLABLE if m not in missing and not callable(getattr(obj, m))]
     if missing:
         raise InputError(f"policy must be a registered name or an object with name, options, decide(now, queue, "
                          f"state) and place(job, state); {type(obj).__name__} has no "
                          + ", ".join(f"callable {m!r}" if m in _CALLABLE else repr(m) for m in missing))
+    who = type(obj).__name__
+    if not isinstance(obj.name, str) or not obj.name:
+        raise InputError(f"{who}.name must be a non-empty string (the schedule's method), got {obj.name!r}")
+    if not isinstance(obj.options, Mapping):
+        raise InputError(f"{who}.options must be a mapping (the schedule's meta.policy_options), got "
+                         f"{type(obj.options).__name__} {obj.options!r}"[:300])
+    try:        # (a non-finite number is refused where the schedule is written, naming its field)
+        json.dumps(dict(obj.options))
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{who}.options must be JSON data (the schedule's meta.policy_options: text, numbers, "
+                         f"lists, objects): {e}"[:300]) from None
     return obj if isinstance(obj, PolicyBase) else _Bound(obj)
 
 

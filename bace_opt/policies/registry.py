@@ -223,6 +223,9 @@ def plugins() -> dict[str, tuple[Callable, str]]:
     package (``load``)."""
     import logging
     from importlib.metadata import entry_points
+
+    from ..installed import warn_damaged
+    warn_damaged()          # packages whose entry_points.txt cannot be read are left out (``installed.guard``)
     out: dict[str, tuple[Callable, str]] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name in REGISTRY:
