@@ -202,6 +202,11 @@ def cancel_at_deadline(cancel: Callable[[], None]) -> Iterator[None]:
             _ARMED.pop(key, None)
 
 
+#: ``raise_at_deadline`` fires this long after the deadline, so that a back end stopped at the deadline by
+#: ``cancel_at_deadline`` inside the block returns its result first (the stage then ends without the raise)
+ALARM_GRACE_S = 0.4
+
+
 @contextlib.contextmanager
 def raise_at_deadline(what: str) -> Iterator[None]:
     """Raise ``DeadlineReached`` in the block if the deadline in force passes while it runs (a long Python stage:
@@ -226,7 +231,7 @@ def raise_at_deadline(what: str) -> Iterator[None]:
         yield
         return
     try:
-        signal.setitimer(signal.ITIMER_REAL, max(d.at - time.perf_counter(), 0.001))
+        signal.setitimer(signal.ITIMER_REAL, max(d.at - time.perf_counter(), 0.0) + ALARM_GRACE_S)
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import formulas as F
+from .. import clock, formulas as F
 from ..errors import InputError
 from ..evaluate import MONEY_KEYS, make_schedule, objective_cost_usd
 from ..instance import Instance
@@ -321,7 +321,14 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     if time_resolution_s is not None and slot_s is not None and time_resolution_s != slot_s:
         raise InputError(f"time_resolution_s={time_resolution_s} and slot_s={slot_s} disagree: give one time unit")
     delta = time_resolution_s if time_resolution_s is not None else slot_s
-    prob, steps = choose_problem(inst, solver, options, delta, mu, cost_cap_usd, max_blocks, routes_k, horizon_s)
+    try:           # the candidate build is Python: stopped at its share of the deadline (bace_opt.clock)
+        with clock.scope(None if options.time_limit_s is None else BUILD_SHARE * options.time_limit_s), \
+                clock.raise_at_deadline("the exact P2's candidate build"):
+            prob, steps = choose_problem(inst, solver, options, delta, mu, cost_cap_usd, max_blocks, routes_k,
+                                         horizon_s)
+    except clock.DeadlineReached as e:
+        prob, steps = None, [{"max_blocks": max_blocks, "routes_k": routes_k,
+                              "candidates": limits_label(max_blocks, routes_k), "not_used": str(e)}]
     build0 = time.perf_counter() - wall0
     if prob is None:
         return too_large_schedule(inst, solver, steps, build0, wall0)
@@ -342,6 +349,10 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     prob.stats["candidate_steps"] = steps
     return _to_schedule(inst, prob, solver, raw, build0, wall0)
 
+
+#: the share of a limited solve that the exact P2's candidate build may take before it is stopped (the rest is
+#: the model's solve, or the bracket's when no model fits)
+BUILD_SHARE = 0.3
 
 #: CP-SAT: the most candidates (all jobs, after D4) and start-dependent table entries a model may hold
 CPSAT_MAX_CANDIDATES = 2_000

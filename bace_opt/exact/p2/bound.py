@@ -19,6 +19,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from ... import clock
 from ...instance import Instance
 from ...schedule import Schedule, SolverInfo
 from ...solvers.base import SolveOptions
@@ -145,7 +146,8 @@ def time_left(options: SolveOptions, wall0: float) -> SolveOptions:
     if options.time_limit_s is None:
         return options
     left = options.time_limit_s - (time.perf_counter() - wall0)
-    return replace(options, time_limit_s=max(left, 0.1 * options.time_limit_s, 2.0))
+    left = clock.budget(max(left, 0.1 * options.time_limit_s, 2.0))     # never past the deadline in force
+    return replace(options, time_limit_s=max(left, 0.01))
 
 
 def bracket_lower_bounds(inst: Instance, options: SolveOptions, mu: float, wall0: float,
@@ -221,9 +223,19 @@ def list_upper(inst: Instance, sched: Schedule, upper: float | None, options: So
     from .scale import best_list_schedule
     left = SEARCH_DEFAULT_S if options.time_limit_s is None else max(
         options.time_limit_s - (time.perf_counter() - wall0), 0.5)
+    left = clock.budget(left)
     warm = [sched] if any(e.status == "done" for e in sched.jobs) else []
-    ls = best_list_schedule(inst, left, warm=warm, goal="jct" if not mu or cost_cap_usd is not None else "sum",
-                            mu=mu, seed=options.seed)
+    try:            # its candidate pricing is Python: stopped at the deadline in force (bace_opt.clock)
+        with clock.raise_at_deadline("the list scheduler's candidate pricing"):
+            ls = best_list_schedule(inst, left, warm=warm, mu=mu, seed=options.seed,
+                                    goal="jct" if not mu or cost_cap_usd is not None else "sum")
+    except clock.DeadlineReached as e:
+        log.warning("P2 bracket: no list schedule: %s", e)
+        si = sched.solver
+        if si is not None and si.objective is None:      # nothing found: the limit, not an error, ended it
+            why = f"{si.message}; " if si.message else ""
+            sched = sched.replace(solver=replace(si, status="time_limit", message=f"{why}no schedule: {e}"))
+        return sched, upper
     cand = ls["schedule"]
     if cand is None or not evaluate(inst, cand).feasible:
         return sched, upper
