@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from .. import clock
 from ..evaluate import evaluate, make_schedule
 from ..files import check_output
 from ..instance import load_instance
@@ -49,7 +50,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps({"feasible": rep.feasible,
                           "violations": [{"rule": v.rule, "message": v.message} for v in rep.violations],
-                          "metrics": rep.metrics}, indent=1))
+                          "metrics": rep.metrics, "wall_s": clock.wall_s()}, indent=1))
     else:
         print(rep.summary())
         if args.jobs:

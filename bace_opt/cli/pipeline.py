@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from .. import clock
 from ..errors import InputError
 from ..files import check_output
 from ..options import Opt, check_solve_options
@@ -31,7 +32,8 @@ def add_parser(sub):
     p.add_argument("--memory-limit", type=int_arg, default=None, metavar="N",
                    help="in-flight micro-batches per stage (default: 1F1B's, S - k + 1 on stage k)")
     p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S",
-                   help="CP-SAT time limit for --kind optimal (default 60 s)")
+                   help="wall-clock limit of the whole command, s (default 60; the CP-SAT search of --kind optimal gets "
+                        "what is left of it)")
     p.add_argument("--threads", type=int_arg, default=1, help="CP-SAT workers for --kind optimal (default 1)")
     p.add_argument("--gantt", metavar="FILE.png", help="draw the schedule as a Gantt chart (.png, .pdf or .svg)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -82,6 +84,7 @@ def run(args) -> int:
     if args.json:
         d = {"job": args.job}
         d.update(res.to_dict())
+        d["wall_s"] = clock.wall_s()     # the command's wall clock from its start (bace_opt.clock)
         print(json.dumps(d, indent=1))
     else:
         m = res.model

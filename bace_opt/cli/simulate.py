@@ -9,6 +9,7 @@ import json
 import logging
 import sys
 
+from .. import clock
 from .._check import loads_strict
 from ..errors import InputError
 from ..files import check_output
@@ -107,6 +108,7 @@ def run(args) -> int:
         if args.jobs:
             d["jobs"] = [dict(j, **{k: sched.meta["jobs"][j["name"]][k] for k in ("wait_s", "hol_blocked_s")})
                          for j in sched.to_dict()["jobs"]]
+        d["wall_s"] = clock.wall_s()     # the command's wall clock from its start (bace_opt.clock)
         print(json.dumps(d, indent=1))
         return 0
     print(f"{shown(inst.name)}: policy {shown(sched.method)}, {args.mode} mode, {sched.meta['events']} events, "

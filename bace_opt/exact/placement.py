@@ -64,7 +64,10 @@ def solve_placement(inst: Instance, *, jobs: Sequence[str] | None = None, t0: fl
 
 def __getattr__(name):
     """The level models' names of ``p1.milp`` (build_level_model, lp_relaxation_bound, write_level_mps)
-    load it on first use, so importing this module does not import Pyomo."""
+    load it on first use, so importing this module does not import Pyomo (nor does ``from .placement import
+    x``, which asks for ``__path__``: a dunder is never one of them)."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from .p1 import milp as placement_milp
     try:
         return getattr(placement_milp, name)

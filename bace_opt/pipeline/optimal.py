@@ -19,6 +19,7 @@ import math
 import time
 from dataclasses import dataclass
 
+from .. import clock
 from ..errors import InputError, SolverUnavailableError
 from ..solvers.base import relative_gap
 from ..solvers.cpsat import solve_interruptible
@@ -259,7 +260,7 @@ def _solve(g: _Grid, cp_model, time_limit_s: float | None, threads: int, seed: i
     solver = cp_model.CpSolver()
     p = solver.parameters
     if time_limit_s is not None:
-        p.max_time_in_seconds = float(time_limit_s)
+        p.max_time_in_seconds = float(max(clock.budget(time_limit_s), 0.01))     # never past the deadline
     p.num_workers = int(threads or 1)
     p.random_seed = int(seed)
     st = solve_interruptible(solver, g.cm)

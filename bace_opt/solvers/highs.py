@@ -11,11 +11,13 @@ import logging
 import math
 import threading
 import time
-
-import pyomo.environ as pyo
+from typing import TYPE_CHECKING
 
 from .base import SolveOptions, SolveResult, Termination, available_cores, run_interruptible
 from .output import highs_log_to_stderr, stderr_logger
+
+if TYPE_CHECKING:      # Pyomo is loaded by the models that use it, not by importing this module
+    import pyomo.environ as pyo
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +121,7 @@ def watch_progress(h) -> None:
         pass
 
 
-def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bool = False,
+def solve_pyomo(model: "pyo.ConcreteModel", options: SolveOptions, warm_start: bool = False,
                 time_limit_s: float | None = None) -> SolveResult:
     """Solve ``model`` with HiGHS.  ``warm_start``: pass the variables' current values as a start
     (HiGHS checks it and uses it as the first incumbent when feasible).  ``time_limit_s`` overrides

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from ... import clock
 from ...errors import InputError
 from ...instance import Instance
 from ...schedule import JobPlan, SolverInfo
@@ -19,7 +20,7 @@ from ...solvers import registry
 from ...solvers.base import SolveOptions
 from .data import PlacementData, model_size
 from .certify import certify_levels
-from .solution import plans_from_solution
+from .solution import out_of_time_start, plans_from_solution
 
 
 @dataclass
@@ -120,6 +121,10 @@ def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | 
         return done
     engine, why = choose_engine(data, solver, engine, max_binaries)
     more = {"engine": engine, "engine_rule": why}
+    if clock.left() <= 0.0:          # the deadline passed in the set-up: no engine is loaded (bace_opt.clock)
+        sol, lv, build_s = out_of_time_start(data, warm_start, "the time limit was reached before the solve "
+                                             "started", time.perf_counter() - t_start)
+        return _finish(data, solver, sol, lv, build_s, t_start, more)
     if engine == "cg":
         from .cg import solve_levels_cg
         sol, lv, build_s = solve_levels_cg(data, options, warm_start, levels, t_start)

@@ -19,6 +19,7 @@ import logging
 import math
 from typing import Sequence
 
+from ... import clock
 from ...schedule import JobPlan
 from ...solvers.base import relative_gap
 from .data import JobData, PlacementData, has_negative_prices
@@ -62,6 +63,10 @@ def cost_floor(data: PlacementData, z1: int) -> float | None:
     return float(sum(floors[:z1]))
 
 
+#: a heuristic start is not tried with less than this many seconds left
+MIN_START_S = 0.2
+
+
 def heuristic_starts(inst, t0: float, names: Sequence[str], time_limit_s: float | None,
                      policies: Sequence[str] = HEURISTIC_STARTS) -> list[tuple[str, list[JobPlan]]]:
     """(policy name, plans) of each heuristic's decision at ``t0`` on the jobs ``names``, every resource free.
@@ -71,8 +76,12 @@ def heuristic_starts(inst, t0: float, names: Sequence[str], time_limit_s: float 
     from ...policies.base import PolicyError
     from ...policies.gate import epoch_plans
     limit = 60.0 if time_limit_s is None else max(1.0, min(60.0, START_SHARE * time_limit_s))
+    limit = clock.budget(limit)              # never past the command's deadline (bace_opt.clock)
     out = []
     for name in policies:
+        if limit < MIN_START_S:
+            log.info("P1: no %s start: %.2f s left of the time limit", name, limit)
+            continue
         try:
             plans, wall, _ = epoch_plans(inst, get_policy(name), t0, names, limit)
         except PolicyError as e:

@@ -27,7 +27,7 @@ from ...solvers.base import SolveOptions, SolveResult, Termination, relative_gap
 from . import position as placement_position, walk as placement_walk
 from .data import PlacementData, count_upper_bound, has_negative_prices
 from .levels import LEVEL_NAMES, LEVEL_TOL, clears_limit, level_record, remaining_s, solve_or_adopt
-from .solution import Solution, solution_from_plans, start_candidates
+from .solution import Solution, out_of_time_start, start_candidates
 
 log = logging.getLogger(__name__)
 
@@ -172,18 +172,6 @@ def out_of_time(options: SolveOptions, t_start: float) -> bool:
         return False
     left = options.time_limit_s - (time.perf_counter() - t_start)
     return left < min(MIN_LEVEL_S, 0.25 * options.time_limit_s)
-
-
-def out_of_time_start(data, warm_start, why: str, build_s: float):
-    """(solution, level records, build time) of a walk engine stopped by the deadline before its first solve: the
-    caller's start (the heuristic placement) where it fits the model, unproven; else no solution."""
-    sol = solution_from_plans(data, warm_start) if warm_start else None
-    count = None if sol is None else float(sum(1 for v in sol.x.values() if v > 0.5))
-    rec = {"level": 1, "name": LEVEL_NAMES[1], "sense": "max", "status": "time_limit", "objective": count,
-           "bound": None, "gap": None, "build_s": build_s, "solve_s": 0.0, "nodes": 0,
-           "message": f"{why}; " + ("the start placement is returned, unproven" if sol is not None else
-                                     "no placement found")}
-    return sol, [rec], build_s
 
 
 def skipped_record(level: int, m, fm, sol, obj) -> dict:

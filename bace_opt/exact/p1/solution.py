@@ -293,3 +293,15 @@ def start_solution(data: PlacementData, warm_start: Sequence[JobPlan] | None) ->
     """The MIP start: the best of ``start_candidates`` (most jobs, then least cost)."""
     cands = start_candidates(data, warm_start)
     return cands[0] if cands else None
+
+
+def out_of_time_start(data, warm_start, why: str, build_s: float):
+    """(solution, level records, build time) of a walk engine stopped by the deadline before its first solve: the
+    caller's start (the heuristic placement) where it fits the model, unproven; else no solution."""
+    sol = solution_from_plans(data, warm_start) if warm_start else None
+    count = None if sol is None else float(sum(1 for v in sol.x.values() if v > 0.5))
+    rec = {"level": 1, "name": "jobs_started", "sense": "max", "status": "time_limit", "objective": count,
+           "bound": None, "gap": None, "build_s": build_s, "solve_s": 0.0, "nodes": 0,
+           "message": f"{why}; " + ("the start placement is returned, unproven" if sol is not None else
+                                     "no placement found")}
+    return sol, [rec], build_s

@@ -117,7 +117,7 @@ def solve_levels_cg(data: PlacementData, options, warm_start, levels: int, t_sta
             pricers = Pricers(data)
             starts = start_sets(data, warm_start)
     except clock.DeadlineReached as e:      # the command's deadline (bace_opt.clock): the start stands
-        from ..milp import out_of_time_start
+        from ..solution import out_of_time_start
         return out_of_time_start(data, warm_start, str(e), time.perf_counter() - tb)
     build_s = time.perf_counter() - tb
     # None: every core available to the process, as the walk engine's HiGHS
