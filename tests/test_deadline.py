@@ -116,8 +116,9 @@ def test_a_limit_below_the_setup_cost_returns_at_once_with_status_time_limit(tmp
     assert r.returncode == 1, r.stderr
     d = json.loads(r.stdout)
     assert d["status"] == "time_limit" and d["time_limit_s"] == 1
-    # the interpreter's start and the imports (1-2.5 s on 2 loaded cores) are the floor of any command
-    assert took <= 1 + tolerance(1), took
+    # nothing is solved: the interpreter's start and the imports (1-3 s on 2 loaded cores) are the floor of any
+    # command, and the rest returns at once
+    assert d["times"]["solver_wall_s"] < 0.5 and took - d["wall_s"] < 1.5, (d["times"], d["wall_s"], took)
     assert (tmp_path / "o.json").exists()       # -o gets what was found: here an empty schedule with the status
 
 
