@@ -14,12 +14,13 @@ once with the jobs it may start:
 The policy sees a read-only ``ClusterState`` (free GPUs per region, free Gbit/s per link -- equal in both
 directions since every hop reserves its bandwidth both ways -- and prices at ``now``) on its read-only view of
 the instance (``policies.view.InstanceView``: every resource, and only the jobs that have arrived by ``now``,
-appended as they arrive), and returns the plans to start now.  Every call into the policy and every plan it returns goes
-through one gate, ``policies.gate``, the same one every other path uses: the return type, rule 1 of the
+appended as they arrive), and returns the plans to start now.  Every call into the policy and every plan it
+returns goes through one gate, ``policies.gate``, the same one every other path uses: the return type, rule 1 of the
 evaluator, the start time, the job is one it may start (once), GPUs and the summed bandwidth of all its hops fit
 the residual, checked against the instance as loaded; a write into the view refused and named, the view's
 own fields checked after every call; an exception, exit or stray interrupt inside the policy, or a call past
-``decision_time_limit_s``, named as the policy's.  None of it costs more per event with more jobs.  A violation raises ``PolicyError``: a policy that over-commits is a bug.  A started job finishes at start + run time as
+``decision_time_limit_s``, named as the policy's.  None of it costs more per event with more jobs.  A violation
+raises ``PolicyError``: a policy that over-commits is a bug.  A started job finishes at start + run time as
 ``bace_opt.evaluate.price_plan`` computes it, so the simulation agrees with the evaluator exactly.  Link
 reservations are kept per running job and each link's free bandwidth is recomputed with ``math.fsum``, so no
 rounding drifts accumulate.  Jobs still waiting when no event is left (no placement exists for them under the

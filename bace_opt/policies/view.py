@@ -175,8 +175,8 @@ class InstanceView(Instance):
         jobs: list = []
         fields = {"name": inst.name, "gpu_types": freeze(dict(inst.gpu_types)), "reference_gpu": inst.reference_gpu,
                   "regions": freeze(tuple(inst.regions)), "links": freeze(tuple(inst.links)),
-                  "jobs": ArrivedJobs(jobs), "objective": freeze(inst.objective), "meta": copy.deepcopy(dict(inst.meta)),
-                  "optical": freeze(inst.optical)}
+                  "jobs": ArrivedJobs(jobs), "objective": freeze(inst.objective),
+                  "meta": copy.deepcopy(dict(inst.meta)), "optical": freeze(inst.optical)}
         d = v.__dict__
         d.update(fields)
         d["_view_fields"] = tuple(fields[k] for k in _FIELDS)
@@ -221,14 +221,15 @@ class InstanceView(Instance):
         return jv
 
     def intact(self) -> str | None:
-        """None, or what of the view's own fields a policy rebound (O(1): module doc)."""
+        """None, or what of the view's own fields a policy rebound (O(1), all in C while nothing changed)."""
         d = self.__dict__
         try:
             now = _GET_FIELDS(d)
         except KeyError as e:
             return f"its field {e.args[0]!r} was deleted"
-        if not all(map(is_, now, d["_view_fields"])):
-            return "its field " + ", ".join(repr(k) for k, a, b in zip(_FIELDS, now, d["_view_fields"]) if a is not b) \
+        snap = d["_view_fields"]
+        if not all(map(is_, now, snap)):
+            return "its field " + ", ".join(repr(k) for k, a, b in zip(_FIELDS, now, snap) if a is not b) \
                 + " was replaced"
         lst, by_name = d["_view_jobs"], d["_view_by_name"]
         if d["jobs"]._jobs is not lst or len(lst) != len(by_name) \
