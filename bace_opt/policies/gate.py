@@ -254,8 +254,9 @@ class PolicyRunner:
     """Calls into one policy for one run (module doc).  Use as a context manager around the run::
 
         with PolicyRunner(pol, inst) as run:
+            queue = [run.arrive(n) for n in ("a", "b")]      # the jobs arrived: appended to run.view
+            state = ClusterState.empty(run.view, now)
             out = run.call(pol.decide, now, "deciding on jobs 'a', 'b'", now, queue, state)
-            run.untouched(now, "deciding")
     """
 
     def __init__(self, pol: Any, inst: Instance, decision_time_limit_s: float | None = None):
