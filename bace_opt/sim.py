@@ -12,13 +12,15 @@ once with the jobs it may start:
   (status ``blocked``; the evaluator's ``blocking_probability`` = blocked / jobs).
 
 The policy sees a read-only ``ClusterState`` (free GPUs per region, free Gbit/s per link -- equal in both
-directions since every hop reserves its bandwidth both ways -- and prices at ``now``) on its own copy of the
-instance, and returns the plans to start now.  Every call into the policy and every plan it returns goes
-through one gate, ``policies.gate``, the same one every other path uses: the return type, rule 1 of the
+directions since every hop reserves its bandwidth both ways -- and prices at ``now``) on its read-only view of
+the instance (``policies.view.InstanceView``: every resource, and only the jobs that have arrived by ``now``,
+appended as they arrive), and returns the plans to start now.  Every call into the policy and every plan it
+returns goes through one gate, ``policies.gate``, the same one every other path uses: the return type, rule 1 of the
 evaluator, the start time, the job is one it may start (once), GPUs and the summed bandwidth of all its hops fit
-the residual, checked against the instance as loaded; the policy's copy unchanged after every decision; an
-exception, exit or stray interrupt inside the policy, or a call past ``decision_time_limit_s``, named as the
-policy's.  A violation raises ``PolicyError``: a policy that over-commits is a bug.  A started job finishes at start + run time as
+the residual, checked against the instance as loaded; a write into the view refused and named, the view's
+own fields checked after every call; an exception, exit or stray interrupt inside the policy, or a call past
+``decision_time_limit_s``, named as the policy's.  None of it costs more per event with more jobs.  A violation
+raises ``PolicyError``: a policy that over-commits is a bug.  A started job finishes at start + run time as
 ``bace_opt.evaluate.price_plan`` computes it, so the simulation agrees with the evaluator exactly.  Link
 reservations are kept per running job and each link's free bandwidth is recomputed with ``math.fsum``, so no
 rounding drifts accumulate.  Jobs still waiting when no event is left (no placement exists for them under the
@@ -75,7 +77,7 @@ from .options import Opt, check_options
 from .policies import make_policy
 from .policies.base import ClusterState
 from .policies.contract import PolicyBase, QueueSessionProtocol, WaitingQueue, check_policy
-from .policies.gate import PolicyRunner, check_decision, describe_jobs
+from .policies.gate import Described, PolicyRunner, check_decision
 from .schedule import JobPlan, Schedule
 
 log = logging.getLogger(__name__)
@@ -228,10 +230,9 @@ class _Run:
                  stats: SimStats, guard: PolicyRunner):
         self.inst, self.pol, self.mode, self.track_hol = inst, pol, mode, track_hol
         self.iteration_model, self.stats = iteration_model, stats
-        self.guard = guard                       # every call into the policy, and its copy of the instance
+        self.guard = guard                       # every call into the policy, and its view of the instance
         self.name = pol.name
         self.jobs = {j.name: j for j in inst.jobs}
-        self.view_jobs = guard.view_jobs         # the policy's own Job objects (its copy of the instance)
         self.waiting: dict[str, None] = {}       # the jobs the policy may start (kept here, not by the policy)
         self.links = inst.links
         self.li = inst.link_index
@@ -294,20 +295,18 @@ class _Run:
 
     # ------------------------------------------------------------------ decisions
     def call_policy(self, decide, t: float, jobs, *args) -> list[JobPlan]:
-        """One decision through the gate (``policies.gate``): the call guarded, the instance's copy checked."""
+        """One decision through the gate (``policies.gate``): the call guarded, the view checked."""
         stats = self.stats
         c0 = time.thread_time()
         t0 = time.perf_counter()
-        what = f"deciding on {describe_jobs(jobs)}"
-        out = self.guard.call(decide, t, what, t, *args)
+        out = self.guard.call(decide, t, Described("deciding on", jobs), t, *args)
         stats.decide_s.append(time.perf_counter() - t0)
         stats.decide_cpu_s.append(time.thread_time() - c0)
         stats.decisions += 1
-        self.guard.untouched(t, what)
         return out
 
     def state(self, t: float, hint: bool = True) -> ClusterState:
-        """The state the policy sees (on its copy of the instance)."""
+        """The state the policy sees (on its view of the instance)."""
         return ClusterState(self.guard.view, t, self.free_gpus, self.free_bw, links_in_use=self.in_use if hint else None)
 
     def decide_queue(self, t: float, new: list[str]) -> None:
@@ -315,11 +314,11 @@ class _Run:
         self.unchanged = None
         for n in new:
             self.waiting[n] = None
-            g.call(q.add, t, f"adding job {n!r} to its queue", self.view_jobs[n], t)
+            g.call(q.add, t, f"adding job {n!r} to its queue", g.arrive(n), t)
         if not self.waiting:
             return
         state = self.state(t)
-        out = self.call_policy(q.decide, t, list(self.waiting), state)
+        out = self.call_policy(q.decide, t, self.waiting, state)
         started = self.start(out, t, self.waiting)
         for n in started:
             del self.waiting[n]
@@ -328,7 +327,7 @@ class _Run:
         self.unchanged = None if started else state
 
     def decide_blocking(self, t: float, new: list[str]) -> None:
-        out = self.call_policy(self.pol.decide, t, new, [self.view_jobs[n] for n in new], self.state(t))
+        out = self.call_policy(self.pol.decide, t, new, [self.guard.arrive(n) for n in new], self.state(t))
         self.start(out, t, dict.fromkeys(new))
         for n in new:
             if n not in self.status:
@@ -337,6 +336,8 @@ class _Run:
     def start(self, out, now: float, allowed) -> list[str]:
         """Check the decision at the gate (every plan against the instance as loaded and the resources left
         by the plans before it; a violation is the policy's ``PolicyError``) and start its plans."""
+        if out is None or (type(out) in (list, tuple) and not out):
+            return []                # nothing to check (a wrong type, even empty, goes to the gate)
         checked = ClusterState(self.inst, now, self.free_gpus, self.free_bw)
         ok = check_decision(self.inst, self.guard.label, now, out, allowed, checked)
         for job, p in ok:
@@ -389,9 +390,8 @@ class _Run:
         q = self.queue
         before = q.place_calls
         state = self.unchanged or self.state(t, hint=False)
-        what = f"placing {describe_jobs(list(self.waiting))} alone (head-of-line measurement)"
+        what = Described("placing", self.waiting, " alone (head-of-line measurement)")
         self.guard.call(q.hol_update, t, what, state, t)
-        self.guard.untouched(t, what)
         self.stats.place_calls += q.place_calls - before
 
     def push_price_event(self, t: float) -> None:

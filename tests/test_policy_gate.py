@@ -157,7 +157,8 @@ def test_check_decision_on_a_two_job_over_commit_each_fitting_alone():
 
 
 def test_sim_only_rules_not_waiting_and_place_failures(tmp_path):
-    """A job that has not arrived, and a failure inside place (the head-of-line measurement), are named."""
+    """A job that has not arrived, and a failure inside place (the head-of-line measurement), are named.  The
+    policy does not see the late jobs (tests/test_nonanticipative.py): it names one it guessed."""
     f = tmp_path / "p.py"
     f.write_text(
         "import bace_opt as bo\nfrom bace_opt.policies import PolicyBase\n"
@@ -165,7 +166,8 @@ def test_sim_only_rules_not_waiting_and_place_failures(tmp_path):
         "    def place(self, job, state):\n        return None\n"
         "    def decide(self, now, queue, state):\n"
         "        late = [j for j in state.inst.jobs if j.arrival_s > now]\n"
-        "        return [bo.JobPlan(late[0].name, 'done', now, (bo.Block('r0', late[0].stages),))] if late else []\n"
+        "        name = late[0].name if late else 'j1'\n"
+        "        return [bo.JobPlan(name, 'done', now, (bo.Block('r0', 2),))] if now < 50 else []\n"
         "class BadPlace(PolicyBase):\n    name = 'bad-place'\n    options = {}\n"
         "    def place(self, job, state):\n        raise RuntimeError('boom')\n"
         "    def decide(self, now, queue, state):\n        return []\n")

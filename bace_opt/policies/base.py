@@ -159,8 +159,10 @@ class Residual(ClusterState):
 
     __slots__ = ()
 
-    def commit(self, job: Job, plan: JobPlan) -> None:
-        why = self.fits(job, plan)
+    def commit(self, job: Job, plan: JobPlan, checked: bool = False) -> None:
+        """Take ``plan``'s GPUs and bandwidth; ``PolicyError`` if it does not fit (``checked``: the caller has just
+        had ``fits`` say None on this state, so it is not asked again)."""
+        why = None if checked else self.fits(job, plan)
         if why is not None:
             raise PolicyError(f"job {job.name!r}: plan does not fit the residual resources: {why}")
         for b in plan.blocks:

@@ -9,7 +9,9 @@ Required (``Policy``, checked by ``check_policy`` before a run):
     Goes into the schedule's meta (``policy_options``); the settings that reproduce the run.
 ``decide(now, queue, state) -> list[JobPlan]``
     Called once per scheduling event.  ``queue``: the jobs the policy may start now (every waiting job in
-    queue mode, the jobs arriving now in blocking mode); ``state``: a read-only ``ClusterState`` at ``now``.
+    queue mode, the jobs arriving now in blocking mode); ``state``: a read-only ``ClusterState`` at ``now``,
+    whose ``inst`` is the policy's read-only view (``policies.view.InstanceView``): every resource, and only
+    the jobs that have arrived by ``now`` (non-anticipative: docs/policies.md, "What a policy may know").
     Returns the plans to start now: status ``done``, ``start_s == now``, one per job of ``queue`` at most,
     together fitting the free resources (a policy starting several jobs works on ``state.copy()`` and
     ``commit``s each plan to it).  The simulator checks every plan and raises ``PolicyError`` on one that
@@ -23,7 +25,8 @@ Optional, with the defaults of ``PolicyBase`` (a policy inheriting ``PolicyBase`
 object that only has the required members gets these defaults):
 
 ``queue_session(inst) -> QueueSessionProtocol | None``  (default None)
-    An incremental queue-mode decider for one run (the ordered policies' ``policies.queue.QueueSession``,
+    ``inst``: the same view, with no job yet (they are ``add``ed as they arrive).  An incremental queue-mode
+    decider for one run (the ordered policies' ``policies.queue.QueueSession``,
     exact-p1's ``ExactQueue``): an object with the ``QueueSessionProtocol`` members, making the decisions that
     ``decide`` makes on the whole queue.  None: the simulator offers every waiting job to ``decide`` and every
     one that fits by GPU count to ``place`` (``WaitingQueue`` does the bookkeeping).

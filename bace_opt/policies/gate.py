@@ -4,10 +4,14 @@ Every path that runs a policy -- the simulator, the decision epoch of ``gap`` an
 rows, the adversary -- calls it through a ``PolicyRunner`` and nothing else, so that a policy is judged by the
 same rules, in the same words, wherever it runs:
 
-* **A private copy of the instance.**  The policy sees ``runner.view``, a deep copy of the instance made for the
-  run (and its own ``Job`` objects); every plan is checked and priced against the instance as loaded.  A policy
-  that writes into its copy (``object.__setattr__`` gets past frozen dataclasses) is caught by a fingerprint
-  (``fingerprint``) compared after every decision, and the run fails naming it.
+* **A read-only view of the arrived jobs.**  The policy sees ``runner.view`` (``policies.view.InstanceView``):
+  every resource of the instance, known from the start, and only the jobs that have arrived, appended by
+  ``arrive`` when they do (a decision at ``t`` cannot depend on a job arriving after ``t``: docs/policies.md,
+  "What a policy may know").  Its jobs, regions, links, GPU types, prices and objective are frozen views that
+  refuse a write, ``object.__setattr__`` included, so nothing is fingerprinted: a refused write is named
+  ``instance modified``, and after every call ``InstanceView.intact`` checks in O(1) that the view's own fields
+  were not rebound.  Every plan is checked and priced against the instance as loaded, which the policy never
+  holds.  Nothing here costs more with more jobs.
 * **Every plan checked** (``check_decision``): the return value is a list or tuple of ``JobPlan`` (None starts
   nothing); each plan is for a known job the policy may start now, once; status ``done``, ``start_s`` equal to the
   event time; the evaluator's rule 1 (``evaluate.check_plan``: blocks, stages, regions, routes); and the GPUs and
@@ -34,6 +38,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import dataclasses
+import itertools
 import logging
 import math
 import numbers
@@ -49,8 +54,10 @@ from ..evaluate import check_plan
 from ..instance import Instance, Job
 from ..schedule import Block, Hop, JobPlan
 from .base import ClusterState, PolicyError
+from .view import InstanceView, refused_write
 
 log = logging.getLogger(__name__)
+_get_ident, _monotonic = threading.get_ident, time.monotonic
 
 #: the default limit on one call into a policy, seconds (``exact-p1`` solves P1 up to three times a decision,
 #: 60 s each by default, well inside it); ``$BACE_OPT_DECISION_TIME_LIMIT_S`` overrides it for the process and the
@@ -123,13 +130,15 @@ def own_frames(e: BaseException) -> str:
 
 # ---------------------------------------------------------------------- the instance the policy sees
 def private_copy(inst: Instance) -> Instance:
-    """A deep copy of ``inst``'s fields as a new ``Instance`` (none of the caches of the original)."""
+    """A deep copy of ``inst``'s fields as a new ``Instance`` (none of the caches of the original).  Not what a
+    policy is handed (``InstanceView``); kept for callers that want a copy of their own."""
     fields = {f.name: copy.deepcopy(getattr(inst, f.name)) for f in dataclasses.fields(inst)}
     return type(inst)(**fields)
 
 
 def fingerprint(inst: Instance) -> int:
-    """A hash of every field a plan is checked or priced against (``meta`` is free text, read by no check)."""
+    """A hash of every field a plan is checked or priced against (``meta`` is free text, read by no check): O(jobs),
+    so never taken per decision (the view a policy is handed is read-only instead)."""
     return hash((inst.name, inst.reference_gpu, tuple(inst.gpu_types.items()), inst.regions, inst.links,
                  inst.jobs, inst.objective, inst.optical))
 
@@ -181,15 +190,16 @@ def _clean(label: str, now: float, p: JobPlan) -> JobPlan:
         raise bad("start_s", f"must be a number, got {type(start).__name__}")
     blocks, hops = [], []
     for i, b in enumerate(p.blocks):
-        if not (isinstance(b, Block) and isinstance(b.region, str) and isinstance(b.stages, numbers.Integral)
-                and not isinstance(b.stages, bool)):
+        if not (isinstance(b, Block) and isinstance(b.region, str) and (type(b.stages) is int or (
+                isinstance(b.stages, numbers.Integral) and not isinstance(b.stages, bool)))):
             raise bad(f"blocks[{i}]", "must be Block(region: str, stages: int)")
         blocks.append(Block(str(b.region), int(b.stages)))
     for i, h in enumerate(p.hops):
+        w = h.reserved_gbps if isinstance(h, Hop) else None
         if not (isinstance(h, Hop) and all(isinstance(r, str) for r in h.route)
-                and isinstance(h.reserved_gbps, numbers.Real) and not isinstance(h.reserved_gbps, bool)):
+                and (type(w) is float or (isinstance(w, numbers.Real) and not isinstance(w, bool)))):
             raise bad(f"hops[{i}]", "must be Hop(route: tuple of region names, reserved_gbps: number)")
-        hops.append(Hop(tuple(str(r) for r in h.route), float(h.reserved_gbps)))
+        hops.append(Hop(tuple(str(r) for r in h.route), float(w)))
     return JobPlan(str(p.name), str(p.status), None if start is None else float(start), tuple(blocks), tuple(hops))
 
 
@@ -224,13 +234,16 @@ def check_decision(inst: Instance, label: str, now: float, out: Any, allowed: Co
                    state: ClusterState) -> list[tuple[Job, JobPlan]]:
     """Every plan of one decision checked in order against the resources the plans before it left
     (``state``: the free resources at ``now``, on the instance as loaded); the (job, clean plan) pairs."""
+    plans = _shape(label, now, out)
+    if not plans:
+        return []
     res = state.copy()
     started: set[str] = set()
     ok = []
-    for p in _shape(label, now, out):
+    for p in plans:
         p = _clean(label, now, p)
         job = check_start(inst, label, now, p, allowed, started, res)
-        res.commit(job, p)
+        res.commit(job, p, checked=True)
         started.add(p.name)
         ok.append((job, p))
     return ok
@@ -241,16 +254,15 @@ class PolicyRunner:
     """Calls into one policy for one run (module doc).  Use as a context manager around the run::
 
         with PolicyRunner(pol, inst) as run:
+            queue = [run.arrive(n) for n in ("a", "b")]      # the jobs arrived: appended to run.view
+            state = ClusterState.empty(run.view, now)
             out = run.call(pol.decide, now, "deciding on jobs 'a', 'b'", now, queue, state)
-            run.untouched(now, "deciding")
     """
 
     def __init__(self, pol: Any, inst: Instance, decision_time_limit_s: float | None = None):
         self.pol = pol
         self.inst = inst
-        self.view = private_copy(inst)
-        self.view_jobs = {j.name: j for j in self.view.jobs}
-        self.fp = fingerprint(inst)
+        self.view = InstanceView.of(inst)        # the resources; each job is appended when it arrives
         self.name = policy_name(pol)
         self.label = f"policy {self.name!r} ({policy_origin(pol)})"
         self.limit_s = decision_limit(decision_time_limit_s)
@@ -261,6 +273,14 @@ class PolicyRunner:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._old: dict[int, Any] = {}
+
+    def arrive(self, name: str) -> Job:
+        """Job ``name`` has arrived: appended to the policy's view; its read-only ``Job`` there."""
+        return self.view.arrive(self.inst.job(name), self.inst.job_index[name])
+
+    def view_job(self, name: str) -> Job:
+        """The policy's read-only ``Job`` of an arrived job."""
+        return self.view.job(name)
 
     # -------------------------------------------------------------- context
     def __enter__(self) -> "PolicyRunner":
@@ -296,13 +316,24 @@ class PolicyRunner:
 
     # -------------------------------------------------------------- one call
     def call(self, fn: Callable, now: float, what: str, *args) -> Any:
-        """``fn(*args)`` (a member of the policy or of its queue session) under the guard (module doc)."""
-        self._begin(now, what)
+        """``fn(*args)`` (a member of the policy or of its queue session) under the guard (module doc).  The
+        simulator makes several calls per event: ``_begin`` and ``_end`` are inlined."""
+        lock = self._lock
+        with lock:
+            self._call = (_get_ident(), _monotonic(), now, what)
+            self._sent = False
+        if self._thread is None:
+            self._watchdog()
         try:
             try:
                 out = fn(*args)
             finally:
-                self._end()
+                with lock:
+                    call, self._call = self._call, None
+                    if self._sent:
+                        if call is not None:
+                            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(call[0]), None)
+                        self._sent = False
         except PolicyTimeout:
             self._end()
             if self.signalled is not None:
@@ -311,6 +342,13 @@ class PolicyRunner:
                             f"{what} did not return within {self.limit_s:g} s (decision_time_limit_s)") from None
         except PolicyError:
             raise
+        except AttributeError as e:
+            self._end()
+            if refused_write(e):
+                raise violation(self.label, now, "instance modified",
+                                f"the policy wrote to what it was handed while {what} ({e}; the instance, its jobs "
+                                "and resources are read-only)") from None
+            raise self._failed(now, what, e) from e
         except KeyboardInterrupt as e:
             self._end()
             if self.signalled is not None:
@@ -324,6 +362,8 @@ class PolicyRunner:
             raise self._failed(now, what, e) from e
         if self.signalled is not None:        # the policy swallowed a real Ctrl-C or SIGTERM
             raise KeyboardInterrupt
+        if self.view.intact() is not None:
+            self.untouched(now, what)
         return out
 
     def _failed(self, now: float, what: str, e: BaseException) -> PolicyError:
@@ -335,20 +375,25 @@ class PolicyRunner:
         return err
 
     def untouched(self, now: float, what: str) -> None:
-        """Raise the policy's error if its copy of the instance no longer matches the instance as loaded."""
-        if fingerprint(self.view) != self.fp:
+        """Raise the policy's error if its view's own fields were rebound (``InstanceView.intact``, O(1); its
+        values refuse writes).  ``call`` checks it after every call."""
+        why = self.view.intact()
+        if why is not None:
             raise violation(self.label, now, "instance modified",
-                            f"the instance the policy was given changed while {what} (policies must not write to "
-                            "it; it is checked after every decision)")
+                            f"the instance the policy was given changed while {what}: {why} (policies must not "
+                            "write to it; it is checked after every call)")
 
     # -------------------------------------------------------------- the watchdog
     def _begin(self, now: float, what: str) -> None:
         with self._lock:
-            self._call = (threading.get_ident(), time.monotonic(), now, what)
+            self._call = (_get_ident(), _monotonic(), now, what)
             self._sent = False
         if self._thread is None:
-            self._thread = threading.Thread(target=self._watch, name="bace-opt-policy-watchdog", daemon=True)
-            self._thread.start()
+            self._watchdog()
+
+    def _watchdog(self) -> None:
+        self._thread = threading.Thread(target=self._watch, name="bace-opt-policy-watchdog", daemon=True)
+        self._thread.start()
 
     def _end(self) -> None:
         with self._lock:
@@ -394,12 +439,26 @@ class PolicyRunner:
 
 
 def describe_jobs(names: Sequence[str], k: int = 5) -> str:
-    """``job 'a'`` or ``jobs 'a', 'b' and 3 more``: what a decision was asked about."""
-    names = list(names)
-    head = ", ".join(repr(n) for n in names[:k])
-    if len(names) == 1:
+    """``job 'a'`` or ``jobs 'a', 'b' and 3 more``: what a decision was asked about (``names``: a sequence or a
+    dict of names; reads the first ``k`` only, so a long queue costs nothing)."""
+    n = len(names)
+    head = ", ".join(repr(x) for x in itertools.islice(names, k))
+    if n == 1:
         return f"job {head}"
-    return f"jobs {head}" + (f" and {len(names) - k} more" if len(names) > k else "")
+    return f"jobs {head}" + (f" and {n - k} more" if n > k else "")
+
+
+class Described:
+    """What a call is about (``describe_jobs``), worded only when a message needs it: an event's queue can be long
+    and the words are read only on a failure."""
+
+    __slots__ = ("verb", "names", "tail")
+
+    def __init__(self, verb: str, names: Sequence[str], tail: str = ""):
+        self.verb, self.names, self.tail = verb, names, tail
+
+    def __str__(self) -> str:
+        return f"{self.verb} {describe_jobs(self.names)}{self.tail}"
 
 
 def epoch_plans(inst: Instance, pol: Any, t0: float, names: Sequence[str],
@@ -408,13 +467,17 @@ def epoch_plans(inst: Instance, pol: Any, t0: float, names: Sequence[str],
     through the gate (``PolicyRunner``, ``check_decision``): (the plans it starts, wall s, CPU s of the
     decision).  A broken rule, an exception or a call past ``decision_time_limit_s`` is the policy's
     ``PolicyError``."""
+    asked = set(names)
     with PolicyRunner(pol, inst, decision_time_limit_s) as guard:
-        queue = [guard.view_jobs[n] for n in names]
+        # the view holds the jobs arrived by t0 (and those asked about), in arrival order
+        for j in sorted(inst.jobs, key=lambda j: (j.arrival_s, inst.job_index[j.name])):
+            if j.arrival_s <= t0 or j.name in asked:
+                guard.arrive(j.name)
+        queue = [guard.view_job(n) for n in names]
         state = ClusterState.empty(guard.view, t0)
         what = f"deciding on {describe_jobs(names)}"
         t, c = time.perf_counter(), time.process_time()
         out = guard.call(pol.decide, t0, what, t0, queue, state)
         wall, cpu = time.perf_counter() - t, time.process_time() - c
-        guard.untouched(t0, what)
         ok = check_decision(inst, guard.label, t0, out, frozenset(names), ClusterState.empty(inst, t0))
     return [p for _, p in ok], wall, cpu

@@ -11,9 +11,11 @@
   under a demand rule (CR-LCF, CR-LDF, the price-chain ablation): there every job of the bucket gets the
   same chain prefix, and the reservation replay decides by the job's demand b alone.  While no hop is capped
   at its residual the replay passes, and that holds on an interval (MIN_GBPS, b*] (a smaller b leaves every
-  link at least as much); the bucket's jobs sorted by b (a ``Band`` per chain speed, over all the
-  instance's jobs that can enter the bucket) are in the set on a range of positions found by binary search,
-  and the time each position spends in the set is kept in a Fenwick tree (range add, point query).  Above
+  link at least as much); the bucket's jobs sorted by b (a ``Band`` per chain speed, over the jobs waiting in
+  the bucket when it is built: the session sees no job before it arrives) are in the set on a range of
+  positions found by binary search, and the time each position spends in the set is kept in a Fenwick tree
+  (range add, point query).  A job arriving in a bucket that has bands settles their time into its jobs'
+  offsets and drops them (``_drop_bands``); they are built again, with it, when next needed.  Above
   b* a hop is capped, a smaller b can take more of a later shared link than a larger one, so the jobs there
   are replayed one by one (vectorized) and tracked individually (numpy arrays per band, settled at once).
   What a band's answers read is its signature (chain speed, the replay's links and their residuals); while
@@ -28,7 +30,7 @@ from bisect import bisect_left, bisect_right
 import numpy as np
 
 from ..instance import Job
-from .base import MIN_GBPS, ClusterState, eligible_set
+from .base import MIN_GBPS, ClusterState
 from .queue_data import IN, MIX, OUT, Band, Bucket, Group, uncapped_end
 from .queue_state import QueueState
 
@@ -43,14 +45,13 @@ class HolSession(QueueState):
         self.hol_off: dict[str, float] = {}    # job -> its bucket's clock value when it joined the bucket
         self.hol_s: dict[str, float] = {}      # job -> head-of-line-blocked time settled so far
         self._pending: set[str] = set()       # arrived since the last hol_update
-        self._universe: dict[tuple, list[Job]] | None = None
 
     # ------------------------------------------------------------------ the queue
     def add(self, job: Job, now: float = 0.0) -> None:
         """``job`` starts waiting at ``now``."""
         b = self._enqueue(job)
-        for band in b.bands.values():
-            band.waiting[band.pos[job.name]] = True
+        if b.bands:
+            self._drop_bands(b, job.name, now)
         self.hol_off[job.name] = self._hol_value(b, job.name, now) if self._rule else b.value(now)
         self._pending.add(job.name)
 
@@ -70,6 +71,29 @@ class HolSession(QueueState):
             h += now - t0
         if h:
             self.hol_s[name] = self.hol_s.get(name, 0.0) + h
+
+    def _drop_bands(self, b: Bucket, new: str, now: float) -> None:
+        """Job ``new`` joined bucket b, whose bands do not hold it: every other waiting job's band time up to ``now``
+        is settled (its members' time into ``hol_s``, its Fenwick time into its offset ``hol_off``, since the
+        bands' clocks restart at 0) and the bands are dropped, to be built again with every waiting job."""
+        a = b.active
+        if a is not None:
+            a.close(now)
+            b.active = None
+        b.replay = b.sig = None
+        bands = b.bands.values()
+        for name in b.jobs:
+            if name == new:
+                continue
+            h = pt = 0.0
+            for band in bands:
+                p = band.pos[name]
+                h += band.take(p, now)
+                pt += band.point(p)
+            if h:
+                self.hol_s[name] = self.hol_s.get(name, 0.0) + h
+            self.hol_off[name] -= pt
+        b.bands = {}
 
     def finish(self, now: float) -> None:
         """Settle the head-of-line time of the jobs still waiting at the last event ``now``."""
@@ -203,12 +227,7 @@ class HolSession(QueueState):
             speed, replay = r
             band = b.bands.get(speed)
             if band is None:
-                if self._universe is None:
-                    self._universe = {}
-                    for j in self.inst.jobs:
-                        key = (j.gpus_per_stage, eligible_set(self.inst, j), j.stages)
-                        self._universe.setdefault(key, []).append(j)
-                band = b.bands[speed] = Band(self._universe[grp.key + (S,)], speed, b.jobs)
+                band = b.bands[speed] = Band(list(b.jobs.values()), speed, b.jobs)
             bs = band.bs
             lo, hi = 0, len(bs)
             if replay is not None:
