@@ -224,12 +224,21 @@ def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, 
     return report
 
 
+def stage(what: str) -> None:
+    """One progress line (``-v``, on stderr): the stage starting, the command's clock and the time left."""
+    from .. import clock
+    left = clock.left()
+    log.info("gap: %s [%s in, %s left]", what, short(clock.wall_s(), "s"),
+             "no limit" if math.isinf(left) else short(left, "s"))
+
+
 def _p1_part(inst: Instance, pols: Sequence[Any], solver: str, engine: str) -> GapReport:
     """The P1 optimum and each policy's decomposition, within the deadline in force (``bace_opt.clock``): the
     optimum gets ``OPTIMUM_SHARE`` of it, each policy an even share of what is left when its turn comes."""
     from .. import clock
     t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
     limit = clock.left()
+    stage(f"the P1 optimum ({len(inst.jobs)} jobs, up to {short(limit * (OPTIMUM_SHARE if pols else 1.0), 's')})")
     opt, _ = solve_p1(inst, t0=t0, time_limit_s=max(limit * (OPTIMUM_SHARE if pols else 1.0), 0.01), solver=solver,
                       engine=engine)
     if not opt.proven:
@@ -237,8 +246,8 @@ def _p1_part(inst: Instance, pols: Sequence[Any], solver: str, engine: str) -> G
                     "the gaps are certified against its bound" if opt.certified else "no gap is reported")
     entries = []
     for i, pol in enumerate(pols):
-        log.info("gap: %s at t0 = %s s", pol.name, t0)
         share = clock.left() / (len(pols) - i)
+        stage(f"{pol.name}: its decision at t0 = {short(t0, 's')} and its own-set optimum (up to {short(share, 's')})")
         h = heuristic_epoch(inst, pol)
         entries.append(PolicyGap(pol.name, decompose(inst, pol, time_limit_s=max(share, 0.01), solver=solver,
                                                       optimum=opt, heuristic=h, engine=engine)))
@@ -271,11 +280,13 @@ def _online_in(inst: Instance, report: GapReport, pols: Sequence[Any], time_limi
     deadline = time.perf_counter() + time_limit
     runs = []
     for pol in pols:
+        stage(f"online: simulating {pol.name} over {len(inst.jobs)} jobs")
         sched = simulate(inst, pol)
         complete = sched.metrics["jobs_done"] == len(inst.jobs) and evaluate(inst, sched).feasible
         runs.append((pol.name, sched, complete))
     # the cost-at-its-JCT LPs first (they need only the runs), within their share; the P2 figures get the rest
     at_jct = cost_at_jct_bounds(inst, runs, min(time_limit * COST_AT_JCT_SHARE, _left(deadline)), threads)
+    stage(f"online: the P2 bracket (up to {short(_left(deadline), 's')})")
     report.bracket = bracket = p2_figures(inst, _left(deadline), threads, runs)
     report.notes.extend(bracket.pop("notes", []))
     bracket.pop("jct_best_schedule", None)
