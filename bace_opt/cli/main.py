@@ -23,7 +23,9 @@ when none was.  A plugin (entry point) whose module fails on import is named whe
 does not name it runs as before.
 
 Exit codes: 0 done; 1 done, but some runs of a batch failed (``bench``: their rows say why, a rerun retries
-them; ``adversary``: every candidate failed); 2 a refused input, a failing policy, a lost Dask scheduler (the
+them; ``adversary``: every candidate failed), or a limited command ended without what it was asked for
+(``solve``: status ``time_limit``, ``infeasible`` or ``error``, with ``--json`` still printed and ``-o`` written, an
+empty schedule with the status when nothing was found; ``gap``: the optimum neither proven nor certified); 2 a refused input, a failing policy, a lost Dask scheduler (the
 finished rows are kept; rerun to resume) or an output fault (a full, read-only or failing disk, a closed pipe, an unreachable
 ``--dask`` scheduler: one message naming the path, ``OUTPUT_FAULTS``; stdout closed at start: nothing is
 done); 3 an internal error (a bug); 130 Ctrl-C, 143 SIGTERM (a job scheduler's or a container's stop): both
