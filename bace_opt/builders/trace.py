@@ -133,9 +133,7 @@ def trace_instance(trace=None, *, data=None, trace_format: str = "csv", name: st
     price_meta = _prices(fleet, o, wd, hr, window, last_run)
     total = sum(r["gpus"] for r in fleet["regions"])
     offered = sum(j["stages"] * j["gpus_per_stage"] * r for j, r in zip(jobs, runs)) / 3600.0
-    states = {}
-    for d in draws:
-        states[d.state or "absent"] = states.get(d.state or "absent", 0) + 1
+    states = mapping.pop("states")
     meta["trace"].update({
         "options": {k: o[k] for k in DEFAULTS if k != "regions"} | {"trace_format": trace_format},
         "window_s": window, "jobs": len(jobs), "filters": flt.dropped,
@@ -159,7 +157,7 @@ def _map_all(draws, fleet, gspec, adjust, flt, warn) -> tuple[list[dict], list[f
     ladder = by_size(MODELS, gspec)
     regions = fleet["regions"]
     total, largest = sum(r["gpus"] for r in regions), max(r["gpus"] for r in regions)
-    jobs, runs, err, adjusted, hows, names = [], [], [], [], {}, set()
+    jobs, runs, err, adjusted, hows, names, states = [], [], [], [], {}, set(), {}
     for d in draws:
         nm = d.origin
         while nm in names:
@@ -170,6 +168,7 @@ def _map_all(draws, fleet, gspec, adjust, flt, warn) -> tuple[list[dict], list[f
             flt.drop("exceeds_fleet", f"mapped job does not fit the fleet ({total} GPUs)", d.gpus, d.duration_s)
             continue
         names.add(nm)
+        states[d.state or "absent"] = states.get(d.state or "absent", 0) + 1
         hows[m.how] = hows.get(m.how, 0) + 1
         if m.how in ("raised", "swapped") and d.model is not None:
             adjusted.append({"job": nm, "model": d.model, "gpus": d.gpus, "now_model": m.model,
@@ -186,7 +185,8 @@ def _map_all(draws, fleet, gspec, adjust, flt, warn) -> tuple[list[dict], list[f
                               for a in adjusted[:5]) + (f", ... {len(adjusted) - 5} more" if len(adjusted) > 5 else ""))
     mapping = {"rule": "see bace_opt.builders.trace_jobs (docs/decisions.md 'Real workloads')",
                "model_min_gpus": dict(ladder), "how": hows, "adjusted": adjusted,
-               "run_vs_duration_median_rel_err": round(statistics.median(err), 4) if err else 0.0}
+               "run_vs_duration_median_rel_err": round(statistics.median(err), 4) if err else 0.0,
+               "states": states}
     return jobs, runs, mapping
 
 

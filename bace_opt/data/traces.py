@@ -76,6 +76,9 @@ def read_trace_csv(path, known_models) -> tuple[list[TraceRow], list[str]]:
     ignored = [c for c in f.header if c not in REQUIRED + OPTIONAL]
     rows, seen = [], {}
     for line, row in f.rows():
+        for c in REQUIRED:
+            if not row[f.col[c]].strip():
+                raise InputError(f"{f.where(line, c)}: empty (a required column)")
         submit = f.number(line, row, "submit_time_s", ge=0)
         gv = f.text(line, row, "gpus")
         try:
