@@ -53,7 +53,8 @@ def test_generate_trace_default_week_is_valid_and_deterministic(tmp_path):
     assert len(inst.regions) == 20 and len(inst.jobs) >= 100
     assert max(j.arrival_s for j in inst.jobs) < 7 * 86400
     m = inst.meta["trace"]
-    assert m["kind"] == "composed" and m["statistics"] == "the shipped tables" and m["options"]["seed"] == 1
+    assert m["kind"] == "composed" and "trace_philly_runtime_quantiles.csv" in m["statistics"]
+    assert m["options"]["seed"] == 1
     assert cli("validate", out).returncode == 0
     # the same call in Python gives the same bytes
     assert bo.trace_instance().to_json() == out.read_text()
@@ -95,7 +96,7 @@ def test_cli_user_csv_bad_value_on_line_17_is_refused_and_nothing_written(tmp_pa
     assert not out.exists() and list(tmp_path.iterdir()) == [f]
     r = cli("generate", "trace", "--trace", EXAMPLE, "-o", out)
     assert r.returncode == 0 and "adjusted" in r.stderr
-    assert cli("validate", out).returncode == 0
+    assert len(bo.load_instance(out).jobs) == 18                    # loading validates
 
 
 @pytest.mark.parametrize("row, where, what", [
@@ -277,5 +278,7 @@ def test_shipped_trace_tables_are_derived_from_the_raw_folder():
         assert tables.path(name).read_bytes() == text.encode(), f"{name}: run python -m bace_opt.data.traces"
     a, b = traces.trace_stats(DATA), traces.trace_stats(None)
     assert (a.arrivals, a.runtime_quantiles, a.clusters) == (b.arrivals, b.runtime_quantiles, b.clusters)
+    raw = small(data=DATA, days=1)
+    assert raw.to_json() == small(days=1).to_json()               # --data gives the shipped bytes
     pods = traces.read_alibaba_pods(DATA / "traces" / traces.ALIBABA_PODS)
     assert len(pods) == 8152 and sum(p.gpus >= 2 for p in pods) == 75

@@ -108,7 +108,7 @@ def trace_instance(trace=None, *, data=None, trace_format: str = "csv", name: st
         stats = tr.trace_stats(data)
         draws, rule = ta.composed(stats, flt, cluster=o["size_cluster"], window_s=window, load=o["load"],
                                   arrivals=o["arrivals"], seed=o["seed"], jobs_per_week=o["jobs_per_week"])
-        meta["trace"] = {"kind": "composed", "statistics": stats.label, "rule": rule,
+        meta["trace"] = {"kind": "composed", "statistics": STATISTICS, "rule": rule,
                          "sources": [tr.ALIBABA_SRC, tr.PHILLY_SRC, tr.ACME_SRC]}
     else:
         path = Path(trace)
@@ -148,6 +148,8 @@ def trace_instance(trace=None, *, data=None, trace_format: str = "csv", name: st
     return Instance.from_dict(fleet, source=fleet["name"])
 
 
+STATISTICS = (f"{tr.T_ARRIVALS}, {tr.T_RUNTIME}, {tr.T_ACME} (bace_opt/data/tables, or the same numbers derived "
+              f"from the data folder's {tr.TRACES}/)")
 STATE_RULE = ("completed (or absent): runs its duration; failed: runs its recorded duration (the GPU time it held "
               "before failing); cancelled: runs its recorded duration, or dropped with cancelled='drop'; running: "
               "runs the duration recorded when the trace ended (a lower bound); pending: dropped (never ran)")
