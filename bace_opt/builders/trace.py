@@ -14,7 +14,8 @@ Each trace job becomes a pipeline-parallel job (builders.trace_jobs).  The fleet
 (default ``fleet20``, GPUs drawn per region from the seed) with no jobs of its own.  Prices: the hourly series of
 ``price_hours`` hours from ``price_day`` 00:00 UTC (the shipped week: 168 h from 2023-07-01), aligned so that
 instance time 0 falls on ``align`` (weekday and hour, UTC; default "Mon 00:00"), then repeated week after week
-(``price_repeat="cycle"``, default) to cover twice the window plus the longest run, rounded up to whole weeks;
+(``price_repeat="cycle"``, default) to cover twice the later of the window's end and the last job's end had it
+started on arrival, in whole weeks (two at least);
 ``"hold"``: the aligned series once, then its last value holds (a warning names the jobs that may outlive it).
 """
 from __future__ import annotations
@@ -196,7 +197,7 @@ def _prices(fleet: dict, o: dict, wd: int, hr: int, window: float, last_run_s: f
     """Align and repeat every region's hourly series (module docstring); the rule for ``meta``."""
     wd0 = parse_day(o["price_day"]).weekday()
     off = ((wd - wd0) % 7) * 24 + hr
-    need_h = math.ceil(max(2 * window, window + (last_run_s - 0)) / 3600.0)
+    need_h = math.ceil(2 * max(window, last_run_s) / 3600.0)
     P = o["price_hours"]
     if o["price_repeat"] == "cycle":
         n = max(2, math.ceil(need_h / 168)) * 168
