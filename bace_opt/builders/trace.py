@@ -136,7 +136,8 @@ def trace_instance(trace=None, *, data=None, trace_format: str = "csv", name: st
     offered = sum(j["stages"] * j["gpus_per_stage"] * r for j, r in zip(jobs, runs)) / 3600.0
     states = mapping.pop("states")
     meta["trace"].update({
-        "options": {k: o[k] for k in DEFAULTS if k != "regions"} | {"trace_format": trace_format},
+        "options": {k: (list(o[k]) if k == "regions" and not isinstance(o[k], str) else o[k]) for k in DEFAULTS}
+                   | ({"trace_format": trace_format} if trace is not None else {}),
         "window_s": window, "jobs": len(jobs), "filters": flt.dropped,
         "states": states, "state_rule": STATE_RULE, "mapping": mapping,
         "offered_load": round(offered / (total * window / 3600.0), 4),
