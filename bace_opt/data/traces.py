@@ -71,7 +71,14 @@ def read_trace_csv(path, known_models) -> tuple[list[TraceRow], list[str]]:
     """The rows of a trace CSV in the documented format, and the names of the columns it ignores.
 
     ``known_models``: the model names a ``model`` cell may hold (an unknown one is refused, listing them)."""
-    f = CsvFile(path, REQUIRED)
+    raw = Path(path).read_bytes() if Path(path).is_file() else b""
+    text = None
+    if raw.startswith(b"\xef\xbb\xbf"):          # a byte-order mark (spreadsheet exports): not part of the header
+        try:
+            text = raw[3:].decode("utf-8")
+        except UnicodeDecodeError:
+            text = None                          # CsvFile reports where
+    f = CsvFile(path, REQUIRED, text=text)
     known = sorted(known_models)
     ignored = [c for c in f.header if c not in REQUIRED + OPTIONAL]
     rows, seen = [], {}
@@ -82,7 +89,10 @@ def read_trace_csv(path, known_models) -> tuple[list[TraceRow], list[str]]:
         submit = f.number(line, row, "submit_time_s", ge=0)
         gv = f.text(line, row, "gpus")
         try:
-            gpus = int(gv)
+            gf = float(gv)
+            if not (math.isfinite(gf) and gf == int(gf)):
+                raise ValueError
+            gpus = int(gf)                       # "8" or "8.0" (a spreadsheet's export), never "2.5"
         except ValueError:
             raise InputError(f"{f.where(line, 'gpus')}: not an integer: {gv!r}") from None
         if gpus < 0:
