@@ -6,6 +6,7 @@
     exact = bo.solve(inst, problem="placement", solver="highs", time_limit=60)
     report = bo.evaluate(inst, exact)
     print(bo.gap(inst, "bace-pipe").summary())    # how far is BACE-Pipe from the proven optimum?
+    week = bo.trace_instance()                     # a week of a real GPU-cluster trace on fleet20
 """
 from __future__ import annotations
 
@@ -35,6 +36,13 @@ def solve(inst, problem="placement", solver="highs", **kwargs):
     return _solve(inst, problem=problem, solver=solver, **kwargs)
 
 
+def trace_instance(trace=None, **kwargs):
+    """An instance from a GPU-cluster trace: the composed real week (``trace=None``, shipped tables) or your
+    own trace CSV (docs/formats.md, "Trace CSV"), on fleet20 by default (see bace_opt.builders.trace)."""
+    from .builders.trace import trace_instance as _trace_instance
+    return _trace_instance(trace, **kwargs)
+
+
 def gap(inst, policy="bace-pipe", **kwargs):
     """How far each policy (a name, ``package.module:Class``, a policy object, or a list) is from optimal on
     ``inst``, against proven figures only; returns a ``GapReport`` (see bace_opt.gaps).  Its limits are checked
@@ -50,5 +58,5 @@ __all__ = [
     "Report", "Violation", "evaluate", "make_schedule", "price_plan",
     "GpuType", "Instance", "Job", "Link", "Objective", "PriceSeries", "Region", "Route", "load_instance",
     "Block", "Hop", "JobEntry", "JobPlan", "Schedule", "SolverInfo", "load_schedule",
-    "simulate", "solve", "gap", "__version__",
+    "simulate", "solve", "gap", "trace_instance", "__version__",
 ]

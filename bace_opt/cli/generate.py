@@ -1,4 +1,4 @@
-"""``bace-opt generate paper|random|realistic ... -o FILE``: build an instance file (bace_opt.builders).
+"""``bace-opt generate paper|random|realistic|trace ... -o FILE``: build an instance file (bace_opt.builders).
 
 The same command always writes the byte-identical file.  Without ``-o`` the instance goes to stdout.
 """
@@ -56,7 +56,7 @@ def _pos_int(s: str) -> int:
 
 
 def add_parser(sub):
-    p = sub.add_parser("generate", help="build an instance file (paper, random or realistic family)",
+    p = sub.add_parser("generate", help="build an instance file (paper, random, realistic or trace family)",
                        description="Build an instance file. Families: paper (the BACE-Pipe setup), random "
                                    "(small synthetic instances), realistic (Skyplane + green-dcc data, optional "
                                    "WAN topology). The same command always gives the byte-identical file.")
@@ -155,11 +155,75 @@ def add_parser(sub):
     z.add_argument("--name", help="instance name (default: derived from the options)")
     z.add_argument("-o", "--output", help="output file (default: stdout)")
     z.set_defaults(func=run)
+    _add_trace(fam)
+
+
+def _add_trace(fam):
+    t = fam.add_parser("trace", help="a week of a real GPU-cluster trace (or your own CSV) on a region set",
+                       description="Jobs from a GPU-cluster trace mapped to pipeline-parallel training jobs on a "
+                                   "realistic region set (default fleet20). Without --trace: the composed real week "
+                                   "(Alibaba 2023 arrival shape, Philly runtimes, AcmeTrace sizes and states; "
+                                   "docs/decisions.md 'Real workloads'). --trace FILE.csv: your own trace in the "
+                                   "format of docs/formats.md ('Trace CSV').")
+    t.add_argument("--trace", metavar="FILE", help="a trace file: CSV with submit_time_s,gpus,duration_s[,job_id,"
+                                                   "model,state] (docs/formats.md), or --trace-format alibaba")
+    t.add_argument("--trace-format", choices=["csv", "alibaba"], default="csv",
+                   help="csv (default) or alibaba (cluster-trace-gpu-v2023 openb_pod_list_*.csv)")
+    t.add_argument("--data", help="raw data folder (docs/data.md) for the trace statistics, the fleet and the "
+                                  "prices (default: $BACE_OPT_DATA, else the shipped tables)")
+    t.add_argument("--regions", default="fleet20", help="comma-separated cloud regions or a preset (default fleet20)")
+    t.add_argument("--gpus", help="GPUs per region: one integer, or region=count,... (default: seeded draw)")
+    t.add_argument("--gpu", default="A6000", help="reference GPU type of the fleet and the jobs (default A6000)")
+    t.add_argument("--seed", type=_nonneg_int, default=1, help="random seed (default 1)")
+    t.add_argument("--start", type=finite_float, default=0.0, help="window start, trace seconds (default 0)")
+    t.add_argument("--days", type=_pos_float, default=7.0, help="window length in days (default 7)")
+    t.add_argument("--load", type=_pos_float, default=1.0,
+                   help="jobs sampled into the window relative to the trace (Pollux; default 1)")
+    t.add_argument("--arrivals", choices=["trace", "poisson"], default="trace",
+                   help="trace: the trace's submit times (default); poisson: Poisson at the same rate, jobs drawn "
+                        "from the window's mix")
+    t.add_argument("--jobs-per-week", type=_pos_int, default=300,
+                   help="composed week only: jobs per 7 days at load 1 (default 300)")
+    t.add_argument("--min-duration", type=finite_float, default=60.0, help="drop jobs shorter (s; default 60)")
+    t.add_argument("--max-duration", type=_pos_float, default=604800.0, help="drop jobs longer (s; default 604800)")
+    t.add_argument("--min-gpus", type=_pos_int, default=1, help="drop jobs with fewer GPUs (default 1)")
+    t.add_argument("--max-gpus", type=_pos_int, default=256, help="drop jobs with more GPUs (default 256)")
+    t.add_argument("--cancelled", choices=["keep", "drop"], default="keep",
+                   help="cancelled jobs run their recorded duration (keep, default) or are dropped")
+    t.add_argument("--adjust", choices=["gpus", "model"], default="gpus",
+                   help="a (model, gpus) that does not fit memory: raise the GPUs to the model's minimum (default) "
+                        "or take the largest model that fits")
+    t.add_argument("--size-cluster", default="Seren", help="composed week: AcmeTrace cluster of the size and state "
+                                                           "statistics (Seren, Kalos, Philly, Helios; default Seren)")
+    t.add_argument("--align", default="Mon 00:00", help="weekday and hour (UTC) of instance time 0 in the price week "
+                                                        "(default 'Mon 00:00')")
+    t.add_argument("--price-day", default="2023-07-01", help="first day of the price series (default 2023-07-01)")
+    t.add_argument("--price-hours", type=_pos_int, default=168,
+                   help="hours of real prices read, whole weeks (default 168; more needs --data)")
+    t.add_argument("--price-repeat", choices=["cycle", "hold"], default="cycle",
+                   help="repeat the price weeks to cover the run (cycle, default) or hold the last value")
+    t.add_argument("--name", help="instance name (default: derived from the options)")
+    t.add_argument("-o", "--output", help="output file (default: stdout)")
+    t.set_defaults(func=run)
+
+
+def _build_trace(args):
+    from ..builders.trace import trace_instance
+    regions = [r.strip() for r in args.regions.split(",") if r.strip()]
+    regions = regions[0] if len(regions) == 1 else regions
+    return trace_instance(args.trace, data=args.data, trace_format=args.trace_format, name=args.name,
+                          gpus=_parse_gpus(args.gpus), regions=regions, seed=args.seed, start_s=args.start,
+                          days=args.days, load=args.load, arrivals=args.arrivals, jobs_per_week=args.jobs_per_week,
+                          min_duration_s=args.min_duration, max_duration_s=args.max_duration,
+                          min_gpus=args.min_gpus, max_gpus=args.max_gpus, cancelled=args.cancelled,
+                          adjust=args.adjust, size_cluster=args.size_cluster, align=args.align,
+                          price_day=args.price_day, price_hours=args.price_hours, price_repeat=args.price_repeat,
+                          gpu=args.gpu)
 
 
 def _no_family(args) -> int:
     args._gen_parser.print_help(sys.stderr)
-    raise InputError("choose a family: paper, random or realistic")
+    raise InputError("choose a family: paper, random, realistic or trace")
 
 
 def _parse_gpus(s: str | None):
@@ -214,6 +278,8 @@ def build(args):
                               data_dir=args.data, parallel_connections=args.parallel_connections,
                               aggregate=args.aggregate, fill_missing=args.fill_missing,
                               throughput_file=args.throughput_file, name=args.name)
+    if args.family == "trace":
+        return _build_trace(args)
     if args.family == "random":
         from ..builders.synthetic import random_instance
         return random_instance(args.seed, args.regions, args.jobs, topology=args.topology, transit=args.transit,
@@ -234,15 +300,21 @@ def build(args):
                               gpu_mix=args.gpu_types, fill_prices=args.fill_prices)
 
 
+def _offered(inst) -> str:
+    t = inst.meta.get("trace") if isinstance(inst.meta, dict) else None
+    return f", offered load {t['offered_load']:g}" if isinstance(t, dict) and "offered_load" in t else ""
+
+
 def run(args) -> int:
     if args.output:
-        check_output(args.output, suffixes=(".json",), inputs=(getattr(args, "topology_gml", None),))
+        check_output(args.output, suffixes=(".json",), inputs=(getattr(args, "topology_gml", None),
+                                                               getattr(args, "trace", None)))
     inst = build(args)
     text = inst.to_json()
     if args.output:
         out = atomic_write(args.output, text)
         print(f"{out}: {inst.name!r}, {len(inst.regions)} regions ({inst.total_gpus} GPUs), {len(inst.links)} links, "
-              f"{len(inst.jobs)} jobs", file=sys.stderr)
+              f"{len(inst.jobs)} jobs{_offered(inst)}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
