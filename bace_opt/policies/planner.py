@@ -1,0 +1,234 @@
+"""plan-jct: an online policy that plans (issue 43 item 2).  At every event it re-plans the start order of the
+waiting jobs over the horizon for the least mean JCT (``mu`` = 0) or mean JCT + mu x cost, and commits only the
+jobs the plan starts now; the others wait, possibly held back so that a better packing starts later.
+
+One decision (``PlanJct.plan``):
+
+1. **What it knows.**  The waiting jobs it is handed (never ``state.inst.jobs``: only jobs that have arrived),
+   the free resources of ``state``, and, in its queue session (the simulator's path), the jobs it started
+   itself with their known ends (``evaluate.price_plan`` of the plan it returned; a job's end is known when it
+   starts).  A call of ``decide`` outside a session (``gap``'s decision epoch, blocking mode) does not know
+   when the busy GPUs come back: it assumes they come back after the longest waiting job's run time, and
+   starts every job that still fits after the plan's (work-conserving, as blocking mode needs).
+2. **The plan.**  The pooled list scheduler of ``policies.planner_core``: every waiting job holds its GPUs
+   W_j for its run time D_j (the run time of its cheapest placement on the empty cluster, the
+   ``price-pack`` chain search), on one pool of GPUs that the running jobs give back at their ends.  Its
+   order is searched (starting orders: the previous decision's, shortest first, least area first, arrival
+   order, fewest GPUs first; then seeded insert/swap moves, first improvement) within ``max_work``
+   schedules: a deterministic budget.  ``time_cap_s`` is a wall-clock safety cap only (far inside the gate's
+   300 s limit); on the paper instances it is never reached.
+3. **Commit.**  The jobs the best plan starts now are placed on the real regions and links, in plan order, on
+   a private copy of the state: price-pack's cheapest chain (``cheapest_placement``), else BACE-Pipe's
+   bandwidth-aware pathfinder.  A job the pool holds but the regions and links cannot (fragmentation,
+   measured bandwidth) is deferred to the next release and the rest is re-scheduled (same order, the placed
+   jobs now running), until the plan's now-jobs all place.
+
+Deterministic: the search's moves are drawn from ``random.Random(seed)`` (the simulator's seed, default 0),
+ties are broken by the instance's job order.  Costs are estimates at the prices of ``now``; with prices
+constant in time ``mu`` changes no decision (every order pays the same estimated costs; the placement is the
+cheapest already), so ``mu`` matters only where the estimated costs differ between plans (see the report in
+benchmarks/README.md, "plan-jct").
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Sequence
+
+from ..instance import Instance, Job
+from ..schedule import JobPlan
+from ..evaluate import price_plan
+from .bace_pipe import BacePipe
+from .base import ClusterState, Residual
+from .contract import PolicyBase, WaitingQueue
+from .plans import plan_cost
+from .planner_core import NOW_EPS_S, PJob, Planner, Profile, starting_orders
+from .price_pack import cheapest_placement
+
+#: the name prefix of an expected (not yet arrived, made-up) job in a plan: never a job's name, never started
+PHANTOM = "~expected-"
+
+
+class PlanJct(PolicyBase):
+    """See the module doc.  ``mu``: weight of cost (USD) against mean JCT (s); ``max_work``: schedules the
+    order search may evaluate per decision; ``time_cap_s``: wall-clock safety cap of one decision's search."""
+
+    def __init__(self, name: str = "plan-jct", mu: float = 0.0, max_work: int = 40000, time_cap_s: float = 5.0,
+                 lookahead: int = 0, max_regions: int = 4, via: str = "auto", k_routes: int = 4, seed: int = 0):
+        if not (isinstance(mu, (int, float)) and math.isfinite(mu) and mu >= 0):
+            raise ValueError(f"mu must be a number >= 0, got {mu!r}")
+        if not (isinstance(max_work, int) and max_work >= 0):
+            raise ValueError(f"max_work must be an integer >= 0, got {max_work!r}")
+        if not (isinstance(time_cap_s, (int, float)) and time_cap_s > 0):
+            raise ValueError(f"time_cap_s must be a number > 0, got {time_cap_s!r}")
+        self.name = name
+        if not (isinstance(lookahead, int) and lookahead >= 0):
+            raise ValueError(f"lookahead must be an integer >= 0, got {lookahead!r}")
+        self.mu, self.max_work, self.time_cap_s = float(mu), max_work, float(time_cap_s)
+        self.lookahead = lookahead
+        self.max_regions, self.via, self.k_routes, self.seed = max_regions, via, k_routes, int(seed)
+        self.options = {"mu": self.mu, "max_work": max_work, "time_cap_s": self.time_cap_s,
+                        "lookahead": lookahead,
+                        "max_regions": max_regions, "via": via, "k_routes": k_routes}
+        self.bace = BacePipe(via=via, k_routes=k_routes)
+        self.stats = {"decisions": 0, "evals": 0, "work": 0, "deferred": 0, "capped": 0}
+
+    # ------------------------------------------------------------------ the contract
+    def place(self, job: Job, state: ClusterState) -> JobPlan | None:
+        """The cheapest chain of ``job`` alone (price-pack's), else BACE-Pipe's placement."""
+        plan = cheapest_placement(job, state, self.max_regions, self.via, self.k_routes)
+        return plan if plan is not None else self.bace.place(job, state)
+
+    def decide(self, now: float, queue: Sequence[Job], state: ClusterState) -> list[JobPlan]:
+        """Outside a session (module doc, 1): busy GPUs assumed back after the longest waiting run; then every
+        job that still fits, in plan order."""
+        if not queue:
+            return []
+        durs = [self.duration(state.inst, j) for j in queue]
+        busy = self.pool(state.inst) - state.total_free_gpus()
+        releases = [(now + max(durs), busy)] if busy > 0 else []
+        plans, order, res = self.plan(now, queue, state, releases)
+        started = {p.name for p in plans}
+        jobs = {j.name: j for j in queue}
+        for name in order:
+            if name not in started:
+                p = self.place(jobs[name], res)
+                if p is not None:
+                    res.commit(jobs[name], p)
+                    plans.append(p)
+        return plans
+
+    def queue_session(self, inst: Instance) -> "PlanSession":
+        return PlanSession(self, inst)
+
+    def extra_meta(self) -> dict:
+        return dict(self.stats)
+
+    # ------------------------------------------------------------------ the plan
+    @staticmethod
+    def pool(inst: Instance) -> int:
+        return sum(r.gpus for r in inst.regions)
+
+    def duration(self, inst: Instance, job: Job) -> float:
+        """D_j: the run time of the job's cheapest placement on the empty cluster (cached per instance), or its
+        compute time N (m + S - 1) t_j when it has none."""
+        cache = inst.__dict__.setdefault("_planner_dur", {})
+        key = (job.name, self.max_regions, self.via, self.k_routes)
+        v = cache.get(key)
+        if v is None:
+            empty = ClusterState.empty(inst, job.arrival_s)
+            p = cheapest_placement(job, empty, self.max_regions, self.via, self.k_routes)
+            if p is None:
+                v = (job.iterations * (job.microbatches + job.stages - 1) * job.stage_time_s, 0.0)
+            else:
+                cost, run = plan_cost(inst, job, p)
+                v = (run, cost)
+            cache[key] = v
+        return v[0]
+
+    def est_cost(self, inst: Instance, job: Job) -> float:
+        self.duration(inst, job)
+        return inst.__dict__["_planner_dur"][(job.name, self.max_regions, self.via, self.k_routes)][1]
+
+    def expected(self, now: float, seen: Sequence[tuple[float, int, float]]) -> list[PJob]:
+        """The expected arrivals (module doc, 2): ``lookahead`` jobs at the mean inter-arrival time of the jobs
+        ``seen`` so far ((arrival, GPUs, run time) in arrival order), the latest seen job's sizes first."""
+        if self.lookahead <= 0 or len(seen) < 2 or not seen[-1][0] > seen[0][0]:
+            return []
+        gap = (seen[-1][0] - seen[0][0]) / (len(seen) - 1)
+        out = []
+        for i in range(1, self.lookahead + 1):
+            _, w, d = seen[-1 - (i - 1) % len(seen)]
+            t = now + i * gap
+            out.append(PJob(f"{PHANTOM}{i}", w, d, t, t))
+        return out
+
+    def plan(self, now: float, queue: Sequence[Job], state: ClusterState, releases: list[tuple[float, int]],
+             previous: Sequence[str] = (), phantoms: Sequence[PJob] = ()) -> tuple[list, tuple, Residual]:
+        """(the plans that start now, the best order found, the state they leave) (module doc, 2 and 3)."""
+        inst = state.inst
+        idx = inst.job_index
+        jobs = {j.name: j for j in queue}
+        pj = [PJob(j.name, j.gpus, self.duration(inst, j), j.arrival_s, now,
+                   self.est_cost(inst, j) if self.mu > 0 else 0.0) for j in queue] + list(phantoms)
+        cap = self.pool(inst)
+        planner = Planner(pj, Profile.build(now, state.total_free_gpus(), releases, cap), self.mu * len(pj))
+        deadline = time.perf_counter() + self.time_cap_s
+        orders = starting_orders(pj, previous, lambda n: idx.get(n, 0))
+        order, _ = planner.search(orders, self.max_work, self.seed, deadline)
+        if time.perf_counter() >= deadline:
+            self.stats["capped"] += 1
+        self.stats["decisions"] += 1
+        self.stats["evals"] += planner.evals
+        self.stats["work"] += planner.work
+        res = state.copy()
+        out: list[JobPlan] = []
+        releases = list(releases)
+        rest = {p.name: p for p in pj}
+        for _ in range(len(pj) + 1):
+            sub = Planner(list(rest.values()), Profile.build(now, res.total_free_gpus(), releases, cap),
+                          self.mu * len(pj))
+            _, starts, _ = sub.schedule(tuple(n for n in order if n in rest))
+            now_jobs = [n for n in order if n in rest and n in jobs and starts[n] <= now + NOW_EPS_S]
+            if not now_jobs:
+                break
+            later = min([t for t, _ in releases if t > now + NOW_EPS_S], default=None)
+            for n in now_jobs:
+                p = self.place(jobs[n], res)
+                if p is None:       # the pool holds it, the regions and links do not: defer to the next release
+                    self.stats["deferred"] += 1
+                    j = rest[n]
+                    rest[n] = PJob(j.name, j.width, j.dur, j.arrival, later if later is not None else math.inf,
+                                   j.cost)
+                    continue
+                res.commit(jobs[n], p)
+                out.append(p)
+                releases.append((price_plan(inst, p).finish_s, jobs[n].gpus))
+                del rest[n]
+            if all(math.isinf(j.ready) for n, j in rest.items() if n in jobs):
+                break
+        return out, order, res
+
+
+class PlanSession(WaitingQueue):
+    """plan-jct's queue session: the waiting jobs, and the jobs it started with their known ends (module doc,
+    1); the previous decision's order is a starting order of the next."""
+
+    def __init__(self, pol: PlanJct, inst: Instance):
+        super().__init__()
+        self.pol, self.inst = pol, inst
+        self.running: dict[str, tuple[float, int]] = {}     # job -> (known end, GPUs)
+        self.order: tuple = ()
+        self.seen: list[tuple[float, int, float]] = []      # (arrival, GPUs, run time) of every arrived job
+
+    def add(self, job: Job, now: float = 0.0) -> None:
+        super().add(job, now)
+        self.seen.append((job.arrival_s, job.gpus, self.pol.duration(self.inst, job)))
+
+    def decide(self, now: float, state: ClusterState) -> list[JobPlan]:
+        self.running = {n: v for n, v in self.running.items() if v[0] > now + NOW_EPS_S}
+        if not self.waiting:
+            return []
+        queue = list(self.waiting.values())
+        phantoms = self.pol.expected(now, self.seen)
+        plans, order, _ = self.pol.plan(now, queue, state, list(self.running.values()), self.order, phantoms)
+        self.order = tuple(n for n in order if not n.startswith(PHANTOM))
+        if not plans and not self.running:      # nothing runs: a job held now would wait for an event that never
+            res = state.copy()                  # comes; start the first ones of the plan that place
+            for n in self.order:
+                p = self.pol.place(self.waiting[n], res)
+                if p is not None:
+                    res.commit(self.waiting[n], p)
+                    plans.append(p)
+        for p in plans:
+            self.running[p.name] = (price_plan(self.inst, p).finish_s, self.waiting[p.name].gpus)
+        return plans
+
+    def hol_update(self, state: ClusterState, now: float = 0.0) -> None:
+        tot = state.total_free_gpus()
+        for n, job in self.waiting.items():
+            m = False
+            if job.gpus <= tot:
+                self.place_calls += 1
+                m = self.pol.place(job, state) is not None
+            self._mark(n, m, now)

@@ -1,0 +1,146 @@
+"""plan-jct against the shipped policies and the P2 bracket (issue 43 item 3, on the tuning seeds).
+
+For each paper instance (``--jobs`` 24 by default; batch arrivals with nominal bandwidth, Poisson arrivals with
+measured bandwidth; ``--seeds`` 1-6: the seeds plan-jct was tuned on; paper seeds 7 and 8 are held out and
+refused here unless ``--held-out``): every policy of ``--policies`` is simulated (queue mode, default options),
+its schedule priced and checked by the evaluator, and its mean JCT J compared with the bracket of
+``bace-opt solve X --problem schedule --bracket --time-limit T`` (U: the best schedule found, L: the certified
+lower bound; computed once per instance and kept in ``--bracket-dir`` as the solve's JSON).  Per row: J, J/U - 1,
+J/L - 1, the bracket's width U/L - 1, electricity (USD, the evaluator's), p99 JCT, jobs done, evaluator verdict,
+decision time (median, p99, max, total; wall clock, the simulator's own timing of each policy call), the run's
+wall time and the load average.
+
+Run:  python -m benchmarks.bench_planner [--seeds 1-6] [--jobs 24] [--bracket-time-limit 120] [--no-write]
+Writes benchmarks/results/planner-<jobs>j.csv and prints the table (markdown).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+import bace_opt as bo
+from bace_opt.builders import paper_instance
+from bace_opt.sim import run_simulation
+from benchmarks.common import RESULTS, ROOT, git_commit, load_1min, load_line, write_result
+
+POLICIES = ("plan-jct", "bace-pipe", "select-pack", "price-pack", "cr-lcf")
+HELD_OUT = (7, 8)
+FAMILIES = {"batch": dict(arrivals="zero", bandwidth_source="nominal"),
+            "poisson": dict(arrivals="poisson", bandwidth_source="measured")}
+
+
+def seeds_arg(text: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out += list(range(int(a), int(b or a) + 1))
+    return out
+
+
+def bracket(inst: bo.Instance, folder: Path, time_limit: float) -> dict:
+    """The bracket's JSON for ``inst`` (``solve --bracket --json``), computed once and kept in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{inst.name}-t{time_limit:g}.json"
+    if not out.exists():
+        src = folder / f"{inst.name}.instance.json"
+        inst.save(src)
+        r = subprocess.run([sys.executable, "-m", "bace_opt", "solve", str(src), "--problem", "schedule", "--bracket",
+                            "--time-limit", str(time_limit), "--json", "-o", str(folder / f"{inst.name}.sched.json")],
+                           capture_output=True, text=True, cwd=ROOT)
+        if r.returncode not in (0, 1):
+            raise RuntimeError(f"bracket of {inst.name}: exit {r.returncode}: {r.stderr[-500:]}")
+        out.write_text(r.stdout)
+    return json.loads(out.read_text())
+
+
+def run_one(inst: bo.Instance, policy: str, U: float, L: float) -> dict:
+    load0 = load_1min()
+    sched, stats = run_simulation(inst, policy)
+    rep = bo.evaluate(inst, sched)
+    m = sched.metrics
+    J = m["avg_jct_s"]
+    jct = [p.start_s - inst.job(p.name).arrival_s + sched.meta["jobs"][p.name]["run_s"]
+           for p in sched.plans if p.status == "done"]
+    ds = sorted(stats.decide_s)
+    return {"instance": inst.name, "policy": policy, "J_s": round(J, 1), "U_s": round(U, 1), "L_s": round(L, 1),
+            "J_over_U_pct": round(100 * (J / U - 1), 2), "J_over_L_pct": round(100 * (J / L - 1), 2) if L else None,
+            "bracket_pct": round(100 * (U / L - 1), 2) if L else None,
+            "electricity_usd": round(m["total_electricity_usd"], 2),
+            "p99_jct_s": round(float(np.percentile(jct, 99)), 1), "jobs_done": m["jobs_done"], "jobs": len(inst.jobs),
+            "feasible": rep.feasible, "decisions": len(ds),
+            "decide_median_s": round(statistics.median(ds), 4), "decide_p99_s": round(float(np.percentile(ds, 99)), 4),
+            "decide_max_s": round(ds[-1], 4), "decide_total_s": round(sum(ds), 2), "wall_s": round(stats.wall_s, 2),
+            "load_1min": round((load0 + load_1min()) / 2, 2), "commit": git_commit()}
+
+
+def table(rows: list[dict]) -> str:
+    cols = ("instance", "policy", "J_s", "U_s", "J_over_U_pct", "J_over_L_pct", "bracket_pct", "electricity_usd",
+            "jobs_done", "feasible", "decide_median_s", "decide_p99_s", "decide_max_s", "wall_s", "load_1min")
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def summary(rows: list[dict]) -> str:
+    out = ["| family | policy | mean J/U-1 % | worst J/U-1 % | mean J/L-1 % | electricity vs bace-pipe % |",
+           "|---|---|---|---|---|---|"]
+    for fam in FAMILIES:
+        fr = [r for r in rows if ("poisson" in r["instance"]) == (fam == "poisson")]
+        base = {r["instance"]: r["electricity_usd"] for r in fr if r["policy"] == "bace-pipe"}
+        for pol in dict.fromkeys(r["policy"] for r in fr):
+            pr = [r for r in fr if r["policy"] == pol]
+            ju = [r["J_over_U_pct"] for r in pr]
+            jl = [r["J_over_L_pct"] for r in pr if r["J_over_L_pct"] is not None]
+            el = [100 * (r["electricity_usd"] / base[r["instance"]] - 1) for r in pr if r["instance"] in base]
+            out.append(f"| {fam} | {pol} | {statistics.mean(ju):.2f} | {max(ju):.2f} | "
+                       f"{statistics.mean(jl) if jl else float('nan'):.2f} | "
+                       f"{statistics.mean(el) if el else float('nan'):+.2f} |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", default="1-6", help="paper seeds, e.g. 1-6 or 1,3 (7 and 8 are held out)")
+    ap.add_argument("--jobs", type=int, default=24)
+    ap.add_argument("--families", default="batch,poisson")
+    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--bracket-time-limit", type=float, default=120.0)
+    ap.add_argument("--bracket-dir", default=str(Path(tempfile.gettempdir()) / "bace-opt-planner-brackets"),
+                    help="where the brackets' JSON are kept between runs")
+    ap.add_argument("--held-out", action="store_true", help="allow the held-out seeds 7 and 8 (the lead's runs)")
+    ap.add_argument("--no-write", action="store_true")
+    a = ap.parse_args(argv)
+    seeds = seeds_arg(a.seeds)
+    if set(seeds) & set(HELD_OUT) and not a.held_out:
+        ap.error("paper seeds 7 and 8 are held out of tuning: pass --held-out to measure them")
+    print(load_line(), flush=True)
+    rows = []
+    for fam in a.families.split(","):
+        for s in seeds:
+            inst = paper_instance(seed=s, jobs=a.jobs, **FAMILIES[fam])
+            br = bracket(inst, Path(a.bracket_dir), a.bracket_time_limit)
+            U, L = float(br["objective"]), float(br.get("bound") or 0.0)
+            for pol in a.policies.split(","):
+                rows.append(run_one(inst, pol, U, L))
+                r = rows[-1]
+                print(f"{r['instance']:40s} {pol:12s} J/U-1 {r['J_over_U_pct']:+6.2f} % "
+                      f"decide p99 {r['decide_p99_s']:.3f} s max {r['decide_max_s']:.3f} s", flush=True)
+    print(table(rows))
+    print()
+    print(summary(rows))
+    print(load_line())
+    if not a.no_write:
+        import pandas as pd
+        write_result(RESULTS / f"planner-{a.jobs}j.csv", pd.DataFrame(rows).to_csv(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
