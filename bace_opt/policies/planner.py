@@ -45,16 +45,13 @@ from .plans import plan_cost
 from .planner_core import NOW_EPS_S, PJob, Planner, Profile, starting_orders
 from .price_pack import cheapest_placement
 
-#: the name prefix of an expected (not yet arrived, made-up) job in a plan: never a job's name, never started
-PHANTOM = "~expected-"
-
 
 class PlanJct(PolicyBase):
     """See the module doc.  ``mu``: weight of cost (USD) against mean JCT (s); ``max_work``: schedules the
     order search may evaluate per decision; ``time_cap_s``: wall-clock safety cap of one decision's search."""
 
     def __init__(self, name: str = "plan-jct", mu: float = 0.0, max_work: int = 40000, time_cap_s: float = 5.0,
-                 lookahead: int = 0, max_regions: int = 4, via: str = "auto", k_routes: int = 4, seed: int = 0):
+                 max_regions: int = 4, via: str = "auto", k_routes: int = 4, seed: int = 0):
         if not (isinstance(mu, (int, float)) and math.isfinite(mu) and mu >= 0):
             raise ValueError(f"mu must be a number >= 0, got {mu!r}")
         if not (isinstance(max_work, int) and max_work >= 0):
@@ -62,13 +59,9 @@ class PlanJct(PolicyBase):
         if not (isinstance(time_cap_s, (int, float)) and time_cap_s > 0):
             raise ValueError(f"time_cap_s must be a number > 0, got {time_cap_s!r}")
         self.name = name
-        if not (isinstance(lookahead, int) and lookahead >= 0):
-            raise ValueError(f"lookahead must be an integer >= 0, got {lookahead!r}")
         self.mu, self.max_work, self.time_cap_s = float(mu), max_work, float(time_cap_s)
-        self.lookahead = lookahead
         self.max_regions, self.via, self.k_routes, self.seed = max_regions, via, k_routes, int(seed)
         self.options = {"mu": self.mu, "max_work": max_work, "time_cap_s": self.time_cap_s,
-                        "lookahead": lookahead,
                         "max_regions": max_regions, "via": via, "k_routes": k_routes}
         self.bace = BacePipe(via=via, k_routes=k_routes)
         self.stats = {"decisions": 0, "evals": 0, "work": 0, "deferred": 0, "capped": 0}
@@ -130,27 +123,14 @@ class PlanJct(PolicyBase):
         self.duration(inst, job)
         return inst.__dict__["_planner_dur"][(job.name, self.max_regions, self.via, self.k_routes)][1]
 
-    def expected(self, now: float, seen: Sequence[tuple[float, int, float]]) -> list[PJob]:
-        """The expected arrivals (module doc, 2): ``lookahead`` jobs at the mean inter-arrival time of the jobs
-        ``seen`` so far ((arrival, GPUs, run time) in arrival order), the latest seen job's sizes first."""
-        if self.lookahead <= 0 or len(seen) < 2 or not seen[-1][0] > seen[0][0]:
-            return []
-        gap = (seen[-1][0] - seen[0][0]) / (len(seen) - 1)
-        out = []
-        for i in range(1, self.lookahead + 1):
-            _, w, d = seen[-1 - (i - 1) % len(seen)]
-            t = now + i * gap
-            out.append(PJob(f"{PHANTOM}{i}", w, d, t, t))
-        return out
-
     def plan(self, now: float, queue: Sequence[Job], state: ClusterState, releases: list[tuple[float, int]],
-             previous: Sequence[str] = (), phantoms: Sequence[PJob] = ()) -> tuple[list, tuple, Residual]:
+             previous: Sequence[str] = ()) -> tuple[list, tuple, Residual]:
         """(the plans that start now, the best order found, the state they leave) (module doc, 2 and 3)."""
         inst = state.inst
         idx = inst.job_index
         jobs = {j.name: j for j in queue}
         pj = [PJob(j.name, j.gpus, self.duration(inst, j), j.arrival_s, now,
-                   self.est_cost(inst, j) if self.mu > 0 else 0.0) for j in queue] + list(phantoms)
+                   self.est_cost(inst, j) if self.mu > 0 else 0.0) for j in queue]
         cap = self.pool(inst)
         planner = Planner(pj, Profile.build(now, state.total_free_gpus(), releases, cap), self.mu * len(pj))
         deadline = time.perf_counter() + self.time_cap_s
@@ -169,7 +149,7 @@ class PlanJct(PolicyBase):
             sub = Planner(list(rest.values()), Profile.build(now, res.total_free_gpus(), releases, cap),
                           self.mu * len(pj))
             _, starts, _ = sub.schedule(tuple(n for n in order if n in rest))
-            now_jobs = [n for n in order if n in rest and n in jobs and starts[n] <= now + NOW_EPS_S]
+            now_jobs = [n for n in order if n in rest and starts[n] <= now + NOW_EPS_S]
             if not now_jobs:
                 break
             later = min([t for t, _ in releases if t > now + NOW_EPS_S], default=None)
@@ -185,7 +165,7 @@ class PlanJct(PolicyBase):
                 out.append(p)
                 releases.append((price_plan(inst, p).finish_s, jobs[n].gpus))
                 del rest[n]
-            if all(math.isinf(j.ready) for n, j in rest.items() if n in jobs):
+            if all(math.isinf(j.ready) for j in rest.values()):
                 break
         return out, order, res
 
@@ -199,20 +179,13 @@ class PlanSession(WaitingQueue):
         self.pol, self.inst = pol, inst
         self.running: dict[str, tuple[float, int]] = {}     # job -> (known end, GPUs)
         self.order: tuple = ()
-        self.seen: list[tuple[float, int, float]] = []      # (arrival, GPUs, run time) of every arrived job
-
-    def add(self, job: Job, now: float = 0.0) -> None:
-        super().add(job, now)
-        self.seen.append((job.arrival_s, job.gpus, self.pol.duration(self.inst, job)))
 
     def decide(self, now: float, state: ClusterState) -> list[JobPlan]:
         self.running = {n: v for n, v in self.running.items() if v[0] > now + NOW_EPS_S}
         if not self.waiting:
             return []
         queue = list(self.waiting.values())
-        phantoms = self.pol.expected(now, self.seen)
-        plans, order, _ = self.pol.plan(now, queue, state, list(self.running.values()), self.order, phantoms)
-        self.order = tuple(n for n in order if not n.startswith(PHANTOM))
+        plans, self.order, _ = self.pol.plan(now, queue, state, list(self.running.values()), self.order)
         if not plans and not self.running:      # nothing runs: a job held now would wait for an event that never
             res = state.copy()                  # comes; start the first ones of the plan that place
             for n in self.order:

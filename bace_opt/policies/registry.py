@@ -175,7 +175,6 @@ POLICY_OPTIONS: dict[str, dict[str, Opt]] = {
     "plan-jct": {**_SEED, "mu": Opt("float", ge=0, le=1e9, help="weight of cost (USD) against mean JCT (s)"),
                  "max_work": Opt("int", ge=0, le=10**8, help="job placements the order search schedules per decision"),
                  "time_cap_s": Opt("float", gt=0, le=250, help="wall-clock safety cap of one decision's search, s"),
-                 "lookahead": Opt("int", ge=0, le=1000, help="expected arrivals planned for (from the past rate)"),
                  "max_regions": Opt("int", ge=1, le=64), "via": Opt("choice", choices=VIA),
                  "k_routes": Opt("int", ge=1, le=64)},
     "lcf": _ORDERED, "ldf": _ORDERED,
