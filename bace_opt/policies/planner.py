@@ -14,27 +14,32 @@ One decision (``PlanJct.plan``):
    W_j for its run time D_j (the run time of its cheapest placement on the empty cluster, the
    ``price-pack`` chain search), on one pool of GPUs that the running jobs give back at their ends.  Its
    order is searched (starting orders: the previous decision's, shortest first, least area first, arrival
-   order, fewest GPUs first; then seeded insert/swap moves, first improvement) within ``max_work``
-   schedules: a deterministic budget.  ``time_cap_s`` is a wall-clock safety cap only (far inside the gate's
-   300 s limit); on the paper instances it is never reached.
+   order, fewest GPUs first; then an iterated local search: seeded insert/swap moves, first improvement, random
+   kicks when it stalls) within ``max_work`` job placements scheduled: a deterministic budget.
+   ``time_cap_s`` is a wall-clock safety cap only (far inside the gate's 300 s limit); on the paper
+   instances it is never reached.
 3. **Commit.**  The jobs the best plan starts now are placed on the real regions and links, in plan order, on
    a private copy of the state: price-pack's cheapest chain (``cheapest_placement``), else BACE-Pipe's
    bandwidth-aware pathfinder.  A job the pool holds but the regions and links cannot (fragmentation,
    measured bandwidth) is deferred to the next release and the rest is re-scheduled (same order, the placed
    jobs now running), until the plan's now-jobs all place.
 
+``mu`` > 0 adds mu x n x (a job's estimated electricity at its planned start: its cheapest placement alone,
+priced over its run) per job to the value of an order (n: the waiting jobs; mean JCT + mu x cost).  With prices
+constant in time every order pays the same, so ``mu`` changes no decision there (the placement is the cheapest
+chain already); with prices that vary in time it moves the dear jobs toward the cheap hours, within the list
+scheduler's earliest starts (it does not delay a job for a cheaper hour on its own).
+
 Deterministic: the search's moves are drawn from ``random.Random(seed)`` (the simulator's seed, default 0),
-ties are broken by the instance's job order.  Costs are estimates at the prices of ``now``; with prices
-constant in time ``mu`` changes no decision (every order pays the same estimated costs; the placement is the
-cheapest already), so ``mu`` matters only where the estimated costs differ between plans (see the report in
-benchmarks/README.md, "plan-jct").
+ties are broken by the instance's job order.
 """
 from __future__ import annotations
 
 import math
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
+from .. import formulas as F
 from ..instance import Instance, Job
 from ..schedule import JobPlan
 from ..evaluate import price_plan
@@ -47,10 +52,10 @@ from .price_pack import cheapest_placement
 
 
 class PlanJct(PolicyBase):
-    """See the module doc.  ``mu``: weight of cost (USD) against mean JCT (s); ``max_work``: schedules the
+    """See the module doc.  ``mu``: weight of cost (USD) against mean JCT (s); ``max_work``: job placements the
     order search may evaluate per decision; ``time_cap_s``: wall-clock safety cap of one decision's search."""
 
-    def __init__(self, name: str = "plan-jct", mu: float = 0.0, max_work: int = 40000, time_cap_s: float = 5.0,
+    def __init__(self, name: str = "plan-jct", mu: float = 0.0, max_work: int = 40_000, time_cap_s: float = 5.0,
                  max_regions: int = 4, via: str = "auto", k_routes: int = 4, seed: int = 0):
         if not (isinstance(mu, (int, float)) and math.isfinite(mu) and mu >= 0):
             raise ValueError(f"mu must be a number >= 0, got {mu!r}")
@@ -103,25 +108,34 @@ class PlanJct(PolicyBase):
         return sum(r.gpus for r in inst.regions)
 
     def duration(self, inst: Instance, job: Job) -> float:
-        """D_j: the run time of the job's cheapest placement on the empty cluster (cached per instance), or its
-        compute time N (m + S - 1) t_j when it has none."""
-        cache = inst.__dict__.setdefault("_planner_dur", {})
+        """D_j: the run time of the job's cheapest placement on the empty cluster, or its compute time
+        N (m + S - 1) t_j when it has none."""
+        return self.alone(inst, job)[0]
+
+    def alone(self, inst: Instance, job: Job) -> tuple[float, tuple]:
+        """(run time, blocks) of the job's cheapest placement on the empty cluster at its arrival (cached per
+        instance; no blocks when it has none)."""
+        cache = inst.__dict__.setdefault("_planner_alone", {})
         key = (job.name, self.max_regions, self.via, self.k_routes)
         v = cache.get(key)
         if v is None:
             empty = ClusterState.empty(inst, job.arrival_s)
             p = cheapest_placement(job, empty, self.max_regions, self.via, self.k_routes)
             if p is None:
-                v = (job.iterations * (job.microbatches + job.stages - 1) * job.stage_time_s, 0.0)
+                v = (job.iterations * (job.microbatches + job.stages - 1) * job.stage_time_s, ())
             else:
-                cost, run = plan_cost(inst, job, p)
-                v = (run, cost)
+                v = (plan_cost(inst, job, p)[1], tuple((b.region, b.stages) for b in p.blocks))
             cache[key] = v
-        return v[0]
+        return v
 
-    def est_cost(self, inst: Instance, job: Job) -> float:
-        self.duration(inst, job)
-        return inst.__dict__["_planner_dur"][(job.name, self.max_regions, self.via, self.k_routes)][1]
+    def cost_at(self, inst: Instance, jobs: dict) -> Callable[[str, float], float]:
+        """A job's estimated electricity when it starts at a time: its cheapest placement alone, priced over
+        its run from that start (prices that vary in time make it differ between plans)."""
+        def cost(name: str, start: float) -> float:
+            job = jobs[name]
+            run, blocks = self.alone(inst, job)
+            return F.electricity_usd(inst, job, blocks, start, run)
+        return cost
 
     def plan(self, now: float, queue: Sequence[Job], state: ClusterState, releases: list[tuple[float, int]],
              previous: Sequence[str] = ()) -> tuple[list, tuple, Residual]:
@@ -129,10 +143,11 @@ class PlanJct(PolicyBase):
         inst = state.inst
         idx = inst.job_index
         jobs = {j.name: j for j in queue}
-        pj = [PJob(j.name, j.gpus, self.duration(inst, j), j.arrival_s, now,
-                   self.est_cost(inst, j) if self.mu > 0 else 0.0) for j in queue]
+        pj = [PJob(j.name, j.gpus, self.duration(inst, j), j.arrival_s, now) for j in queue]
         cap = self.pool(inst)
-        planner = Planner(pj, Profile.build(now, state.total_free_gpus(), releases, cap), self.mu * len(pj))
+        cost_at = self.cost_at(inst, jobs) if self.mu > 0 else None
+        planner = Planner(pj, Profile.build(now, state.total_free_gpus(), releases, cap), self.mu * len(pj),
+                          cost_at)
         deadline = time.perf_counter() + self.time_cap_s
         orders = starting_orders(pj, previous, lambda n: idx.get(n, 0))
         order, _ = planner.search(orders, self.max_work, self.seed, deadline)
@@ -147,7 +162,7 @@ class PlanJct(PolicyBase):
         rest = {p.name: p for p in pj}
         for _ in range(len(pj) + 1):
             sub = Planner(list(rest.values()), Profile.build(now, res.total_free_gpus(), releases, cap),
-                          self.mu * len(pj))
+                          self.mu * len(pj), cost_at)
             _, starts, _ = sub.schedule(tuple(n for n in order if n in rest))
             now_jobs = [n for n in order if n in rest and starts[n] <= now + NOW_EPS_S]
             if not now_jobs:

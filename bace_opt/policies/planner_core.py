@@ -7,8 +7,8 @@ GPUs: ``free_now`` idle GPUs at ``now`` and, for every running job, its GPUs bac
 j holds W_j GPUs for D_j seconds (its run time).  ``schedule(order)`` places the jobs one by one in ``order``,
 each at the earliest time >= its ready time at which W_j GPUs stay free for D_j seconds given the jobs placed
 before it (conservative backfilling: a later job starts first only in a gap that delays no earlier one).  The
-value of an order is sum_j (start_j + D_j - arrival_j) + mu_n sum_j cost_j: the waiting jobs' JCTs (their mean
-up to the factor n), plus, with ``mu`` > 0, their estimated cost.
+value of an order is sum_j (start_j + D_j - arrival_j) + mu_n sum_j cost_j(start_j): the waiting jobs' JCTs (their
+mean up to the factor n), plus, with ``mu`` > 0, their estimated cost at their planned start.
 
 ``search`` evaluates the starting orders and then seeded insert and swap moves of the best order (first
 improvement), at most ``max_evals`` schedules (a count, not a clock: the result does not depend on the
@@ -122,10 +122,13 @@ class Profile:
 class Planner:
     """The pooled list scheduler and the local search of one decision (module doc)."""
 
-    def __init__(self, jobs: Sequence[PJob], base: Profile, mu_n: float = 0.0):
+    def __init__(self, jobs: Sequence[PJob], base: Profile, mu_n: float = 0.0,
+                 cost_at: Callable[[str, float], float] | None = None):
+        """``cost_at(name, start)``: a job's estimated cost when it starts at ``start`` (default: its ``cost``)."""
         self.jobs = {j.name: j for j in jobs}
         self.base = base
         self.mu_n = mu_n
+        self.cost_at = cost_at
         self.evals = 0
         self.work = 0           # job placements scheduled: the search's budget
 
@@ -150,7 +153,9 @@ class Planner:
                 continue
             prof.take(s, j.dur, j.width)
             starts[name] = s
-            val += s + j.dur - j.arrival + self.mu_n * j.cost
+            val += s + j.dur - j.arrival
+            if self.mu_n:
+                val += self.mu_n * (j.cost if self.cost_at is None else self.cost_at(name, s))
         return val, starts, kept
 
     def search(self, orders: Sequence[Sequence[str]], max_work: int, seed: int = 0,
