@@ -11,7 +11,7 @@ decision time (median, p99, max, total; wall clock, the simulator's own timing o
 wall time and the load average.
 
 Run:  python -m benchmarks.bench_planner [--seeds 1-6] [--jobs 24] [--bracket-time-limit 120] [--no-write]
-Writes benchmarks/results/planner-<jobs>j.csv and prints the table (markdown).
+Writes benchmarks/results/planner-<jobs>j.csv and planner-<jobs>j.md (the table, the summary per family, the load).
 """
 from __future__ import annotations
 
@@ -120,7 +120,8 @@ def main(argv=None) -> int:
     seeds = seeds_arg(a.seeds)
     if set(seeds) & set(HELD_OUT) and not a.held_out:
         ap.error("paper seeds 7 and 8 are held out of tuning: pass --held-out to measure them")
-    print(load_line(), flush=True)
+    head = load_line()
+    print(head, flush=True)
     rows = []
     for fam in a.families.split(","):
         for s in seeds:
@@ -132,13 +133,12 @@ def main(argv=None) -> int:
                 r = rows[-1]
                 print(f"{r['instance']:40s} {pol:12s} J/U-1 {r['J_over_U_pct']:+6.2f} % "
                       f"decide p99 {r['decide_p99_s']:.3f} s max {r['decide_max_s']:.3f} s", flush=True)
-    print(table(rows))
-    print()
-    print(summary(rows))
-    print(load_line())
+    text = "\n\n".join([f"At start: {head}", table(rows), summary(rows), f"At end: {load_line()}"]) + "\n"
+    print(text)
     if not a.no_write:
         import pandas as pd
         write_result(RESULTS / f"planner-{a.jobs}j.csv", pd.DataFrame(rows).to_csv(index=False))
+        write_result(RESULTS / f"planner-{a.jobs}j.md", f"# plan-jct against the bracket, {a.jobs} jobs\n\n" + text)
     return 0
 
 

@@ -48,7 +48,7 @@ from .base import ClusterState, Residual
 from .contract import PolicyBase, WaitingQueue
 from .plans import plan_cost
 from .planner_core import NOW_EPS_S, PJob, Planner, Profile, starting_orders
-from .price_pack import cheapest_placement
+from .price_pack import PricePack, cheapest_placement
 
 
 class PlanJct(PolicyBase):
@@ -69,6 +69,7 @@ class PlanJct(PolicyBase):
         self.options = {"mu": self.mu, "max_work": max_work, "time_cap_s": self.time_cap_s,
                         "max_regions": max_regions, "via": via, "k_routes": k_routes}
         self.bace = BacePipe(via=via, k_routes=k_routes)
+        self.packer = PricePack(max_regions=max_regions, via=via, k_routes=k_routes)
         self.stats = {"decisions": 0, "evals": 0, "work": 0, "deferred": 0, "capped": 0}
 
     # ------------------------------------------------------------------ the contract
@@ -137,6 +138,11 @@ class PlanJct(PolicyBase):
             return F.electricity_usd(inst, job, blocks, start, run)
         return cost
 
+    def pack_set(self, jobs: list, res: ClusterState) -> dict:
+        """Price-pack's packing of the jobs that start now, by name, when it places them all (else empty)."""
+        plans = self.packer.decide(res.now, jobs, res)
+        return {p.name: p for p in plans} if len(plans) == len(jobs) else {}
+
     def plan(self, now: float, queue: Sequence[Job], state: ClusterState, releases: list[tuple[float, int]],
              previous: Sequence[str] = ()) -> tuple[list, tuple, Residual]:
         """(the plans that start now, the best order found, the state they leave) (module doc, 2 and 3)."""
@@ -168,8 +174,9 @@ class PlanJct(PolicyBase):
             if not now_jobs:
                 break
             later = min([t for t, _ in releases if t > now + NOW_EPS_S], default=None)
+            packed = self.pack_set([jobs[n] for n in now_jobs], res) if len(now_jobs) > 1 else {}
             for n in now_jobs:
-                p = self.place(jobs[n], res)
+                p = packed.get(n) or self.place(jobs[n], res)
                 if p is None:       # the pool holds it, the regions and links do not: defer to the next release
                     self.stats["deferred"] += 1
                     j = rest[n]
