@@ -10,6 +10,9 @@ J/L - 1, the bracket's width U/L - 1, electricity (USD, the evaluator's), p99 JC
 decision time (median, p99, max, total; wall clock, the simulator's own timing of each policy call), the run's
 wall time and the load average.
 
+``--budgets 0,2000,10000,40000,400000``: the sensitivity figure (issue 43 item 4) instead: plan-jct alone with each
+``max_work`` (job placements per decision; default 40,000), written to planner-<jobs>j-budgets.{csv,md}.
+
 Run:  python -m benchmarks.bench_planner [--seeds 1-6] [--jobs 24] [--bracket-time-limit 120] [--no-write]
 Writes benchmarks/results/planner-<jobs>j.csv and planner-<jobs>j.md (the table, the summary per family, the load).
 """
@@ -60,16 +63,17 @@ def bracket(inst: bo.Instance, folder: Path, time_limit: float) -> dict:
     return json.loads(out.read_text())
 
 
-def run_one(inst: bo.Instance, policy: str, U: float, L: float) -> dict:
+def run_one(inst: bo.Instance, policy: str, U: float, L: float, **options) -> dict:
     load0 = load_1min()
-    sched, stats = run_simulation(inst, policy)
+    sched, stats = run_simulation(inst, policy, **options)
     rep = bo.evaluate(inst, sched)
     m = sched.metrics
     J = m["avg_jct_s"]
     jct = [p.start_s - inst.job(p.name).arrival_s + sched.meta["jobs"][p.name]["run_s"]
            for p in sched.plans if p.status == "done"]
     ds = sorted(stats.decide_s)
-    return {"instance": inst.name, "policy": policy, "J_s": round(J, 1), "U_s": round(U, 1), "L_s": round(L, 1),
+    label = policy + "".join(f" {k}={v}" for k, v in options.items())
+    return {"instance": inst.name, "policy": label, "J_s": round(J, 1), "U_s": round(U, 1), "L_s": round(L, 1),
             "J_over_U_pct": round(100 * (J / U - 1), 2), "J_over_L_pct": round(100 * (J / L - 1), 2) if L else None,
             "bracket_pct": round(100 * (U / L - 1), 2) if L else None,
             "electricity_usd": round(m["total_electricity_usd"], 2),
@@ -93,6 +97,8 @@ def summary(rows: list[dict]) -> str:
            "|---|---|---|---|---|---|"]
     for fam in FAMILIES:
         fr = [r for r in rows if ("poisson" in r["instance"]) == (fam == "poisson")]
+        if not fr:
+            continue
         base = {r["instance"]: r["electricity_usd"] for r in fr if r["policy"] == "bace-pipe"}
         for pol in dict.fromkeys(r["policy"] for r in fr):
             pr = [r for r in fr if r["policy"] == pol]
@@ -115,6 +121,8 @@ def main(argv=None) -> int:
     ap.add_argument("--bracket-dir", default=str(Path(tempfile.gettempdir()) / "bace-opt-planner-brackets"),
                     help="where the brackets' JSON are kept between runs")
     ap.add_argument("--held-out", action="store_true", help="allow the held-out seeds 7 and 8 (the lead's runs)")
+    ap.add_argument("--budgets", default="",
+                    help="the sensitivity figure instead: plan-jct with each max_work of this list, e.g. 0,2000,40000")
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     seeds = seeds_arg(a.seeds)
@@ -128,8 +136,10 @@ def main(argv=None) -> int:
             inst = paper_instance(seed=s, jobs=a.jobs, **FAMILIES[fam])
             br = bracket(inst, Path(a.bracket_dir), a.bracket_time_limit)
             U, L = float(br["objective"]), float(br.get("bound") or 0.0)
-            for pol in a.policies.split(","):
-                rows.append(run_one(inst, pol, U, L))
+            runs = [("plan-jct", {"max_work": int(b)}) for b in a.budgets.split(",")] if a.budgets else \
+                [(p, {}) for p in a.policies.split(",")]
+            for pol, opts in runs:
+                rows.append(run_one(inst, pol, U, L, **opts))
                 r = rows[-1]
                 print(f"{r['instance']:40s} {pol:12s} J/U-1 {r['J_over_U_pct']:+6.2f} % "
                       f"decide p99 {r['decide_p99_s']:.3f} s max {r['decide_max_s']:.3f} s", flush=True)
@@ -137,8 +147,9 @@ def main(argv=None) -> int:
     print(text)
     if not a.no_write:
         import pandas as pd
-        write_result(RESULTS / f"planner-{a.jobs}j.csv", pd.DataFrame(rows).to_csv(index=False))
-        write_result(RESULTS / f"planner-{a.jobs}j.md", f"# plan-jct against the bracket, {a.jobs} jobs\n\n" + text)
+        stem = f"planner-{a.jobs}j" + ("-budgets" if a.budgets else "")
+        write_result(RESULTS / f"{stem}.csv", pd.DataFrame(rows).to_csv(index=False))
+        write_result(RESULTS / f"{stem}.md", f"# plan-jct against the bracket, {a.jobs} jobs\n\n" + text)
     return 0
 
 
