@@ -96,3 +96,23 @@ def test_decisions_before_a_job_arrives_ignore_it():
         p = s1.job(n)
         if p.start_s < 300.0:
             assert p == s2.job(n)
+
+
+def test_blocking_mode_and_the_decision_epoch_start_what_fits():
+    """Outside its session (blocking mode, gap's epoch) it does not know when busy GPUs come back: it plans, then
+    starts every job that still fits (a job not started in blocking mode is lost)."""
+    inst = bo.load_instance(PAPER8)
+    plan = bo.simulate(inst, "plan-jct", mode="blocking")
+    base = bo.simulate(inst, "bace-pipe", mode="blocking")
+    assert plan.metrics["jobs_done"] >= base.metrics["jobs_done"]
+    assert bo.evaluate(inst, plan).feasible
+
+
+def test_the_profile_finds_the_earliest_gap_that_lasts():
+    prof = Profile.build(0.0, 1, [(10.0, 2), (20.0, 1)], 4)      # free: 1 on [0,10), 3 on [10,20), 4 after
+    assert prof.earliest(0.0, 1, 100.0) == 0.0
+    assert prof.earliest(0.0, 3, 5.0) == 10.0
+    assert prof.earliest(0.0, 4, 1.0) == 20.0
+    assert prof.earliest(0.0, 5, 1.0) is None
+    prof.take(10.0, 15.0, 2)                                     # 1 on [10,20), 2 on [20,25)
+    assert prof.earliest(0.0, 3, 1.0) == 25.0

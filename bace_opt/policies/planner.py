@@ -198,7 +198,7 @@ class PlanSession(WaitingQueue):
 
     def __init__(self, pol: PlanJct, inst: Instance):
         super().__init__()
-        self.pol, self.inst = pol, inst
+        self.pol = pol          # ``inst``: the view at t = 0; each decision reads its own (``state.inst``)
         self.running: dict[str, tuple[float, int]] = {}     # job -> (known end, GPUs)
         self.order: tuple = ()
 
@@ -216,7 +216,8 @@ class PlanSession(WaitingQueue):
                     res.commit(self.waiting[n], p)
                     plans.append(p)
         for p in plans:
-            self.running[p.name] = (price_plan(self.inst, p).finish_s, self.waiting[p.name].gpus)
+            # the instance view of this decision (it holds the jobs arrived by now), not the session's first one
+            self.running[p.name] = (price_plan(state.inst, p).finish_s, self.waiting[p.name].gpus)
         return plans
 
     def hol_update(self, state: ClusterState, now: float = 0.0) -> None:
