@@ -18,8 +18,9 @@ One decision (``PlanJct.plan``):
    kicks when it stalls) within ``max_work`` job placements scheduled: a deterministic budget.
    ``time_cap_s`` is a wall-clock safety cap only (far inside the gate's 300 s limit); on the paper
    instances it is never reached.
-3. **Commit.**  The jobs the best plan starts now are placed on the real regions and links, in plan order, on
-   a private copy of the state: price-pack's cheapest chain (``cheapest_placement``), else BACE-Pipe's
+3. **Commit.**  The jobs the best plan starts now are placed on the real regions and links, on a private copy
+   of the state: together by price-pack's packing (long jobs into the cheap GPUs) when it places them all, else
+   one by one in plan order: price-pack's cheapest chain (``cheapest_placement``), else BACE-Pipe's
    bandwidth-aware pathfinder.  A job the pool holds but the regions and links cannot (fragmentation,
    measured bandwidth) is deferred to the next release and the rest is re-scheduled (same order, the placed
    jobs now running), until the plan's now-jobs all place.
