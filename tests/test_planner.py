@@ -116,3 +116,19 @@ def test_the_profile_finds_the_earliest_gap_that_lasts():
     assert prof.earliest(0.0, 5, 1.0) is None
     prof.take(10.0, 15.0, 2)                                     # 1 on [10,20), 2 on [20,25)
     assert prof.earliest(0.0, 3, 1.0) == 25.0
+
+
+def test_on_the_paper_instance_decisions_before_the_last_arrival_ignore_it():
+    d = json.loads(POISSON8.read_text())
+    last = max(d["jobs"], key=lambda j: j["arrival_s"])
+    t_cut = last["arrival_s"]
+    other = json.loads(json.dumps(d))
+    o = next(j for j in other["jobs"] if j["name"] == last["name"])
+    o["arrival_s"] = t_cut + 5000.0
+    o["iterations"] = o["iterations"] * 3
+    s1 = bo.simulate(Instance.from_dict(d), "plan-jct")
+    s2 = bo.simulate(Instance.from_dict(other), "plan-jct")
+    early = [p.name for p in s1.plans if p.status == "done" and p.start_s < t_cut]
+    assert early
+    for n in early:
+        assert s1.job(n) == s2.job(n)
