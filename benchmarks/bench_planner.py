@@ -12,6 +12,8 @@ wall time and the load average.
 
 ``--budgets 0,2000,10000,40000,400000``: the sensitivity figure (issue 43 item 4) instead: plan-jct alone with each
 ``max_work`` (job placements per decision; default 40,000), written to planner-<jobs>j-budgets.{csv,md}.
+``--clairvoyant``: the price of information instead: the same pooled planner told the whole future at t = 0 (its
+plan's mean JCT, not an evaluated schedule), written to planner-<jobs>j-clairvoyant.{csv,md}.
 
 Run:  python -m benchmarks.bench_planner [--seeds 1-6] [--jobs 24] [--bracket-time-limit 120] [--no-write]
 Writes benchmarks/results/planner-<jobs>j.csv and planner-<jobs>j.md (the table, the summary per family, the load).
@@ -84,6 +86,23 @@ def run_one(inst: bo.Instance, policy: str, U: float, L: float, **options) -> di
             "load_1min": round((load0 + load_1min()) / 2, 2), "commit": git_commit()}
 
 
+def clairvoyant_row(inst: bo.Instance, U: float, L: float, max_work: int = 400_000) -> dict:
+    """The price of information: plan-jct's own machinery told the whole future at t = 0 (every job with its
+    arrival as its ready time, on the empty pool), its pooled plan's mean JCT against U.  A plan of the pooled
+    model (one pool of GPUs, run times of the cheapest placement alone), not a schedule the evaluator checked."""
+    from bace_opt.policies.planner import PlanJct
+    from bace_opt.policies.planner_core import PJob, Planner, Profile, starting_orders
+    pol = PlanJct()
+    jobs = [PJob(j.name, j.gpus, pol.duration(inst, j), j.arrival_s, j.arrival_s) for j in inst.jobs]
+    G = pol.pool(inst)
+    planner = Planner(jobs, Profile.build(0.0, G, [], G))
+    _, v = planner.search(starting_orders(jobs), max_work)
+    J = v / len(jobs)
+    return {"instance": inst.name, "policy": f"clairvoyant pooled plan (max_work={max_work})", "J_s": round(J, 1),
+            "U_s": round(U, 1), "L_s": round(L, 1), "J_over_U_pct": round(100 * (J / U - 1), 2),
+            "J_over_L_pct": round(100 * (J / L - 1), 2) if L else None}
+
+
 def table(rows: list[dict]) -> str:
     cols = ("instance", "policy", "J_s", "U_s", "J_over_U_pct", "J_over_L_pct", "bracket_pct", "electricity_usd",
             "jobs_done", "feasible", "decide_median_s", "decide_p99_s", "decide_max_s", "wall_s", "load_1min")
@@ -123,6 +142,8 @@ def main(argv=None) -> int:
     ap.add_argument("--held-out", action="store_true", help="allow the held-out seeds 7 and 8 (the lead's runs)")
     ap.add_argument("--budgets", default="",
                     help="the sensitivity figure instead: plan-jct with each max_work of this list, e.g. 0,2000,40000")
+    ap.add_argument("--clairvoyant", action="store_true",
+                    help="the price of information instead: plan-jct's pooled plan told the whole future at t = 0")
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     seeds = seeds_arg(a.seeds)
@@ -136,6 +157,10 @@ def main(argv=None) -> int:
             inst = paper_instance(seed=s, jobs=a.jobs, **FAMILIES[fam])
             br = bracket(inst, Path(a.bracket_dir), a.bracket_time_limit)
             U, L = float(br["objective"]), float(br.get("bound") or 0.0)
+            if a.clairvoyant:
+                rows.append(clairvoyant_row(inst, U, L))
+                print(rows[-1], flush=True)
+                continue
             runs = [("plan-jct", {"max_work": int(b)}) for b in a.budgets.split(",")] if a.budgets else \
                 [(p, {}) for p in a.policies.split(",")]
             for pol, opts in runs:
@@ -143,11 +168,17 @@ def main(argv=None) -> int:
                 r = rows[-1]
                 print(f"{r['instance']:40s} {pol:12s} J/U-1 {r['J_over_U_pct']:+6.2f} % "
                       f"decide p99 {r['decide_p99_s']:.3f} s max {r['decide_max_s']:.3f} s", flush=True)
-    text = "\n\n".join([f"At start: {head}", table(rows), summary(rows), f"At end: {load_line()}"]) + "\n"
+    if a.clairvoyant:
+        cols = ("instance", "policy", "J_s", "U_s", "J_over_U_pct", "J_over_L_pct")
+        body = "\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+                         + ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows])
+    else:
+        body = table(rows) + "\n\n" + summary(rows)
+    text = "\n\n".join([f"At start: {head}", body, f"At end: {load_line()}"]) + "\n"
     print(text)
     if not a.no_write:
         import pandas as pd
-        stem = f"planner-{a.jobs}j" + ("-budgets" if a.budgets else "")
+        stem = f"planner-{a.jobs}j" + ("-clairvoyant" if a.clairvoyant else "-budgets" if a.budgets else "")
         write_result(RESULTS / f"{stem}.csv", pd.DataFrame(rows).to_csv(index=False))
         write_result(RESULTS / f"{stem}.md", f"# plan-jct against the bracket, {a.jobs} jobs\n\n" + text)
     return 0
