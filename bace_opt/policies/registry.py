@@ -23,6 +23,7 @@ from .baselines import cr_lcf, cr_ldf, fifo, lcf, ldf
 from .contract import check_policy
 from .ordered import HOL, ORDERS
 from .pathfinder import PREFER, SEED_RULES, VIA
+from .planner import PlanJct
 from .price_pack import CHAINS, ORDERS as PACK_ORDERS, PricePack
 from .select_pack import SelectPack
 
@@ -137,6 +138,9 @@ REGISTRY: dict[str, tuple[Callable, str]] = {
     "select-pack": (lambda **kw: SelectPack(**kw),
                     "price-pack with a selection step: the most jobs, then the cheapest set of them (knapsack and "
                     "swap search), then packed long jobs first (never fewer jobs than BACE-Pipe)"),
+    "plan-jct": (lambda **kw: PlanJct(**kw),
+                 "plans the waiting jobs' start order for the least mean JCT (pooled list scheduler, local search "
+                 "over orders, deterministic budget) and starts what the plan starts now"),
     "fifo": (fifo, "BACE-Pipe placement in FIFO order with head-of-line blocking"),
     "lcf": (lcf, "baseline: single region, cheapest with room (FIFO)"),
     "ldf": (ldf, "baseline: single region, most free GPUs (FIFO)"),
@@ -168,6 +172,11 @@ POLICY_OPTIONS: dict[str, dict[str, Opt]] = {
     **{n: _PACK for n in ("price-pack", "price-pack-no-enum", "price-pack-no-order", "price-pack-no-search")},
     "select-pack": {**_PACK, "sel_evals": Opt("int", ge=0, le=10**6, help="packings of the selection's set search"),
                     "knapsack": Opt("bool", help="the knapsack's proposal of a set")},
+    "plan-jct": {**_SEED, "mu": Opt("float", ge=0, le=1e9, help="weight of cost (USD) against mean JCT (s)"),
+                 "max_work": Opt("int", ge=0, le=10**8, help="job placements the order search schedules per decision"),
+                 "time_cap_s": Opt("float", gt=0, le=250, help="wall-clock safety cap of one decision's search, s"),
+                 "max_regions": Opt("int", ge=1, le=64), "via": Opt("choice", choices=VIA),
+                 "k_routes": Opt("int", ge=1, le=64)},
     "lcf": _ORDERED, "ldf": _ORDERED,
     "cr-lcf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
     "cr-ldf": {**_ORDERED, "via": Opt("choice", choices=VIA)},

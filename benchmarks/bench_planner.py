@@ -1,0 +1,188 @@
+"""plan-jct against the shipped policies and the P2 bracket (issue 43 item 3, on the tuning seeds).
+
+For each paper instance (``--jobs`` 24 by default; batch arrivals with nominal bandwidth, Poisson arrivals with
+measured bandwidth; ``--seeds`` 1-6: the seeds plan-jct was tuned on; paper seeds 7 and 8 are held out and
+refused here unless ``--held-out``): every policy of ``--policies`` is simulated (queue mode, default options),
+its schedule priced and checked by the evaluator, and its mean JCT J compared with the bracket of
+``bace-opt solve X --problem schedule --bracket --time-limit T`` (U: the best schedule found, L: the certified
+lower bound; computed once per instance and kept in ``--bracket-dir`` as the solve's JSON).  Per row: J, J/U - 1,
+J/L - 1, the bracket's width U/L - 1, electricity (USD, the evaluator's), p99 JCT, jobs done, evaluator verdict,
+decision time (median, p99, max, total; wall clock, the simulator's own timing of each policy call), the run's
+wall time and the load average.
+
+``--budgets 0,2000,10000,40000,400000``: the sensitivity figure (issue 43 item 4) instead: plan-jct alone with each
+``max_work`` (job placements per decision; default 40,000), written to planner-<jobs>j-budgets.{csv,md}.
+``--clairvoyant``: the price of information instead: the same pooled planner told the whole future at t = 0 (its
+plan's mean JCT, not an evaluated schedule), written to planner-<jobs>j-clairvoyant.{csv,md}.
+
+Run:  python -m benchmarks.bench_planner [--seeds 1-6] [--jobs 24] [--bracket-time-limit 120] [--no-write]
+Writes benchmarks/results/planner-<jobs>j.csv and planner-<jobs>j.md (the table, the summary per family, the load).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+import bace_opt as bo
+from bace_opt.builders import paper_instance
+from bace_opt.sim import run_simulation
+from benchmarks.common import RESULTS, ROOT, git_commit, load_1min, load_line, write_result
+
+POLICIES = ("plan-jct", "bace-pipe", "select-pack", "price-pack", "cr-lcf")
+HELD_OUT = (7, 8)
+FAMILIES = {"batch": dict(arrivals="zero", bandwidth_source="nominal"),
+            "poisson": dict(arrivals="poisson", bandwidth_source="measured")}
+
+
+def seeds_arg(text: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out += list(range(int(a), int(b or a) + 1))
+    return out
+
+
+def bracket(inst: bo.Instance, folder: Path, time_limit: float) -> dict:
+    """The bracket's JSON for ``inst`` (``solve --bracket --json``), computed once and kept in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{inst.name}-t{time_limit:g}.json"
+    if not out.exists():
+        src = folder / f"{inst.name}.instance.json"
+        inst.save(src)
+        r = subprocess.run([sys.executable, "-m", "bace_opt", "solve", str(src), "--problem", "schedule", "--bracket",
+                            "--time-limit", str(time_limit), "--json", "-o", str(folder / f"{inst.name}.sched.json")],
+                           capture_output=True, text=True, cwd=ROOT)
+        if r.returncode not in (0, 1):
+            raise RuntimeError(f"bracket of {inst.name}: exit {r.returncode}: {r.stderr[-500:]}")
+        out.write_text(r.stdout)
+    return json.loads(out.read_text())
+
+
+def run_one(inst: bo.Instance, policy: str, U: float, L: float, **options) -> dict:
+    load0 = load_1min()
+    sched, stats = run_simulation(inst, policy, **options)
+    rep = bo.evaluate(inst, sched)
+    m = sched.metrics
+    J = m["avg_jct_s"]
+    jct = [p.start_s - inst.job(p.name).arrival_s + sched.meta["jobs"][p.name]["run_s"]
+           for p in sched.plans if p.status == "done"]
+    ds = sorted(stats.decide_s)
+    label = policy + "".join(f" {k}={v}" for k, v in options.items())
+    return {"instance": inst.name, "policy": label, "J_s": round(J, 1), "U_s": round(U, 1), "L_s": round(L, 1),
+            "J_over_U_pct": round(100 * (J / U - 1), 2), "J_over_L_pct": round(100 * (J / L - 1), 2) if L else None,
+            "bracket_pct": round(100 * (U / L - 1), 2) if L else None,
+            "electricity_usd": round(m["total_electricity_usd"], 2),
+            "p99_jct_s": round(float(np.percentile(jct, 99)), 1), "jobs_done": m["jobs_done"], "jobs": len(inst.jobs),
+            "feasible": rep.feasible, "decisions": len(ds),
+            "decide_median_s": round(statistics.median(ds), 4), "decide_p99_s": round(float(np.percentile(ds, 99)), 4),
+            "decide_max_s": round(ds[-1], 4), "decide_total_s": round(sum(ds), 2), "wall_s": round(stats.wall_s, 2),
+            "load_1min": round((load0 + load_1min()) / 2, 2), "commit": git_commit()}
+
+
+def clairvoyant_row(inst: bo.Instance, U: float, L: float, max_work: int = 400_000) -> dict:
+    """The price of information: plan-jct's own machinery told the whole future at t = 0 (every job with its
+    arrival as its ready time, on the empty pool), its pooled plan's mean JCT against U.  A plan of the pooled
+    model (one pool of GPUs, run times of the cheapest placement alone), not a schedule the evaluator checked."""
+    from bace_opt.policies.planner import PlanJct
+    from bace_opt.policies.planner_core import PJob, Planner, Profile, starting_orders
+    pol = PlanJct()
+    jobs = [PJob(j.name, j.gpus, pol.duration(inst, j), j.arrival_s, j.arrival_s) for j in inst.jobs]
+    G = pol.pool(inst)
+    planner = Planner(jobs, Profile.build(0.0, G, [], G))
+    _, v = planner.search(starting_orders(jobs), max_work)
+    J = v / len(jobs)
+    return {"instance": inst.name, "policy": f"clairvoyant pooled plan (max_work={max_work})", "J_s": round(J, 1),
+            "U_s": round(U, 1), "L_s": round(L, 1), "J_over_U_pct": round(100 * (J / U - 1), 2),
+            "J_over_L_pct": round(100 * (J / L - 1), 2) if L else None}
+
+
+def table(rows: list[dict]) -> str:
+    cols = ("instance", "policy", "J_s", "U_s", "J_over_U_pct", "J_over_L_pct", "bracket_pct", "electricity_usd",
+            "jobs_done", "feasible", "decide_median_s", "decide_p99_s", "decide_max_s", "wall_s", "load_1min")
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def summary(rows: list[dict]) -> str:
+    out = ["| family | policy | mean J/U-1 % | worst J/U-1 % | mean J/L-1 % | electricity vs bace-pipe % |",
+           "|---|---|---|---|---|---|"]
+    for fam in FAMILIES:
+        fr = [r for r in rows if ("poisson" in r["instance"]) == (fam == "poisson")]
+        if not fr:
+            continue
+        base = {r["instance"]: r["electricity_usd"] for r in fr if r["policy"] == "bace-pipe"}
+        for pol in dict.fromkeys(r["policy"] for r in fr):
+            pr = [r for r in fr if r["policy"] == pol]
+            ju = [r["J_over_U_pct"] for r in pr]
+            jl = [r["J_over_L_pct"] for r in pr if r["J_over_L_pct"] is not None]
+            el = [100 * (r["electricity_usd"] / base[r["instance"]] - 1) for r in pr if r["instance"] in base]
+            out.append(f"| {fam} | {pol} | {statistics.mean(ju):.2f} | {max(ju):.2f} | "
+                       f"{statistics.mean(jl) if jl else float('nan'):.2f} | "
+                       f"{statistics.mean(el) if el else float('nan'):+.2f} |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", default="1-6", help="paper seeds, e.g. 1-6 or 1,3 (7 and 8 are held out)")
+    ap.add_argument("--jobs", type=int, default=24)
+    ap.add_argument("--families", default="batch,poisson")
+    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--bracket-time-limit", type=float, default=120.0)
+    ap.add_argument("--bracket-dir", default=str(Path(tempfile.gettempdir()) / "bace-opt-planner-brackets"),
+                    help="where the brackets' JSON are kept between runs")
+    ap.add_argument("--held-out", action="store_true", help="allow the held-out seeds 7 and 8 (the lead's runs)")
+    ap.add_argument("--budgets", default="",
+                    help="the sensitivity figure instead: plan-jct with each max_work of this list, e.g. 0,2000,40000")
+    ap.add_argument("--clairvoyant", action="store_true",
+                    help="the price of information instead: plan-jct's pooled plan told the whole future at t = 0")
+    ap.add_argument("--no-write", action="store_true")
+    a = ap.parse_args(argv)
+    seeds = seeds_arg(a.seeds)
+    if set(seeds) & set(HELD_OUT) and not a.held_out:
+        ap.error("paper seeds 7 and 8 are held out of tuning: pass --held-out to measure them")
+    head = load_line()
+    print(head, flush=True)
+    rows = []
+    for fam in a.families.split(","):
+        for s in seeds:
+            inst = paper_instance(seed=s, jobs=a.jobs, **FAMILIES[fam])
+            br = bracket(inst, Path(a.bracket_dir), a.bracket_time_limit)
+            U, L = float(br["objective"]), float(br.get("bound") or 0.0)
+            if a.clairvoyant:
+                rows.append(clairvoyant_row(inst, U, L))
+                print(rows[-1], flush=True)
+                continue
+            runs = [("plan-jct", {"max_work": int(b)}) for b in a.budgets.split(",")] if a.budgets else \
+                [(p, {}) for p in a.policies.split(",")]
+            for pol, opts in runs:
+                rows.append(run_one(inst, pol, U, L, **opts))
+                r = rows[-1]
+                print(f"{r['instance']:40s} {pol:12s} J/U-1 {r['J_over_U_pct']:+6.2f} % "
+                      f"decide p99 {r['decide_p99_s']:.3f} s max {r['decide_max_s']:.3f} s", flush=True)
+    if a.clairvoyant:
+        cols = ("instance", "policy", "J_s", "U_s", "J_over_U_pct", "J_over_L_pct")
+        body = "\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+                         + ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows])
+    else:
+        body = table(rows) + "\n\n" + summary(rows)
+    text = "\n\n".join([f"At start: {head}", body, f"At end: {load_line()}"]) + "\n"
+    print(text)
+    if not a.no_write:
+        import pandas as pd
+        stem = f"planner-{a.jobs}j" + ("-clairvoyant" if a.clairvoyant else "-budgets" if a.budgets else "")
+        write_result(RESULTS / f"{stem}.csv", pd.DataFrame(rows).to_csv(index=False))
+        write_result(RESULTS / f"{stem}.md", f"# plan-jct against the bracket, {a.jobs} jobs\n\n" + text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
