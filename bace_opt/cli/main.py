@@ -160,12 +160,7 @@ def _exit_now_if_solver_abandoned(code: int) -> None:
     """After Ctrl-C, a solver thread that did not stop in time must not delay or crash the exit."""
     from ..solvers.base import ABANDONED
     if ABANDONED:
-        for f in (sys.stdout, sys.stderr):
-            try:
-                f.flush()
-            except Exception:
-                pass
-        os._exit(code)
+        _flush_and_exit(code)
 
 
 #: errno values of an output fault (a full, read-only or failing disk, a closed pipe or descriptor, a path that
@@ -351,6 +346,11 @@ def console() -> None:
 def _fast_exit(code: int) -> None:
     """End the process now (``console``'s docstring), output flushed and logs closed."""
     logging.shutdown()
+    _flush_and_exit(code)
+
+
+def _flush_and_exit(code: int) -> None:
+    """Flush stdout and stderr (a fault there is too late to report), then end the process with ``code``."""
     for f in (sys.stdout, sys.stderr):
         try:
             f.flush()
