@@ -61,7 +61,7 @@ def bracket(inst: bo.Instance, folder: Path, time_limit: float) -> dict:
                            capture_output=True, text=True, cwd=ROOT)
         if r.returncode not in (0, 1):
             raise RuntimeError(f"bracket of {inst.name}: exit {r.returncode}: {r.stderr[-500:]}")
-        out.write_text(r.stdout)
+        write_result(out, r.stdout)
     return json.loads(out.read_text())
 
 
