@@ -25,16 +25,18 @@ from ...solvers import registry
 from ...solvers.base import SolveOptions, SolveResult, Termination, relative_gap
 from . import position as placement_position, walk as placement_walk
 from .data import PlacementData, count_upper_bound, has_negative_prices
+from .certify import SOURCE_SEARCH, SOURCE_STAGE_LP, SOURCE_STAGE_MIP, Timeline
 from .levels import LEVEL_NAMES, LEVEL_TOL, clears_limit, level_record, remaining_s, solve_or_adopt
 from .solution import Solution, start_candidates
+from .stage import REPAIR_MIN_GAP, repair, stage_bound
 
 log = logging.getLogger(__name__)
 
 
-def _run_backend(m, solver: str, options: SolveOptions, warm: bool, tl) -> SolveResult:
+def _run_backend(m, solver: str, options: SolveOptions, warm: bool, tl, on_progress=None) -> SolveResult:
     if solver == "highs":
         from ...solvers.highs import solve_pyomo
-        return solve_pyomo(m, options, warm_start=warm, time_limit_s=tl)
+        return solve_pyomo(m, options, warm_start=warm, time_limit_s=tl, on_progress=on_progress)
     from ...solvers.mathopt import solve_pyomo
     return solve_pyomo(m, options, backend=solver, warm_start=warm, time_limit_s=tl)
 
@@ -52,9 +54,17 @@ def formulation_module(formulation: str):
     raise ValueError(f"formulation: must be one of {', '.join(FORMULATIONS)}, got {formulation!r}")
 
 
-def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation: str = "walk", share=None):
+#: level 2 of the walk formulation on HiGHS starts with the stage relaxation (``p1.stage``): an early bound, and
+#: its placement repaired as a start (models/placement.md section 12); off only for measurement
+STAGE_RELAXATION = True
+
+
+def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation: str = "walk", share=None,
+                      timeline: Timeline | None = None):
     """The sequential levels (P1.17-P1.19) on one Pyomo model of ``formulation``, kept between levels.
-    ``share`` (a ``p1.levels.LevelShare``): levels another race member proved are adopted, not solved."""
+    ``share`` (a ``p1.levels.LevelShare``): levels another race member proved are adopted, not solved.
+    ``timeline``: level 2's bound and incumbent are put on it as they move."""
+    timeline = timeline if timeline is not None else Timeline(t_start)
     if formulation == "walk" and has_negative_prices(data):
         # a trail may pick up cycles that earn money under a negative price (models/placement.md section 9):
         # the position formulation with P1.12b is exact there
@@ -78,6 +88,7 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
         fm.load_solution_into_pyomo(m, Solution({}, {}, {}, {}))    # all zero, as before a refused start
     lv: list[dict] = []
     sol = None
+    stage_box: dict = {}
     objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
     ub1 = count_upper_bound(data)
     z1 = None
@@ -101,6 +112,10 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
                               message="proven by the GPU-count bound (the start reaches it)")
             pyo_count = ub1
             adopted = None
+        elif level == 2 and STAGE_RELAXATION and fm is placement_walk and solver == "highs" and sol is not None:
+            res, adopted = solve_or_adopt(share, level, lambda: _level2_staged(m, fm, sol, solver, options, warm,
+                                                                               t_start, timeline, stage_box), solver)
+            pyo_count = None
         elif level == 3 and getattr(fm, "LEVEL3_BY_COST", False) and sol is not None:
             box = {}
 
@@ -114,6 +129,15 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
                 share, level, lambda: _run_backend(m, solver, options, warm, remaining_s(options, t_start)), solver)
             pyo_count = None
         rec = level_record(level, res, (build_s if level == 1 else 0.0) + prep_s)
+        if level == 2 and stage_box.get("stage") is not None:
+            st = stage_box["stage"]
+            rec["relaxation_bound"] = st.bound
+            rec["relaxation_source"] = SOURCE_STAGE_MIP if st.bound == st.mip_bound else SOURCE_STAGE_LP
+            rec["stage_relaxation"] = {"lp_bound": st.lp_bound, "mip_bound": st.mip_bound,
+                                       "mip_status": st.mip_status, "seconds": round(st.seconds, 3),
+                                       "repaired_usd": stage_box.get("repaired")}
+            if stage_box.get("proved"):
+                rec["bound_source"] = rec["relaxation_source"]
         lv.append(rec)
         if not res.has_solution:
             if sol is None:
@@ -167,6 +191,62 @@ def out_of_time(options: SolveOptions, t_start: float) -> bool:
         return False
     left = options.time_limit_s - (time.perf_counter() - t_start)
     return left < min(MIN_LEVEL_S, 0.25 * options.time_limit_s)
+
+
+def _level2_staged(m, fm, sol, solver: str, options: SolveOptions, warm: bool, t_start: float,
+                   timeline: Timeline, box: dict) -> SolveResult:
+    """Level 2 of the walk formulation: the stage relaxation first (its bound, and its placement repaired into a
+    start where that is cheaper: ``p1.stage``), then the MILP's search from the best start for the time left,
+    unless the relaxation already proves the start (within ``options.rel_gap``) or no time is left.  The
+    relaxation's figures go in ``box`` ("stage", "repaired", "proved")."""
+    fm.load_solution_into_pyomo(m, sol)
+    inc = float(pyo.value(m.obj_cost.expr))
+    timeline.add(None, inc)
+    st = stage_bound(m, options, t_start, on_bound=lambda b, is_mip: timeline.add(
+        b, None, SOURCE_STAGE_MIP if is_mip else SOURCE_STAGE_LP))
+    box["stage"] = st
+    best = sol
+    if st.bound is not None and inc > st.bound * (1 + REPAIR_MIN_GAP) + 1e-12:
+        cand = repair(m.data, st)
+        if cand is not None and fm.load_solution_into_pyomo(m, cand) is not False:
+            c = float(pyo.value(m.obj_cost.expr))
+            box["repaired"] = c
+            log.info("P1 level 2: the stage relaxation's placement made whole: %.9g USD (start %.9g)", c, inc)
+            if c < inc and not violated_rows(m):
+                best, inc = cand, c
+    fm.load_solution_into_pyomo(m, best)        # the search's start (and what is reported when it stops)
+    if best is not sol:
+        timeline.add(None, inc)
+    if st.bound is not None and relative_gap(inc, st.bound) <= options.rel_gap:
+        box["proved"] = True
+        return SolveResult(solver, Termination.OPTIMAL, objective=inc, bound=min(st.bound, inc),
+                           message="proven by the stage relaxation (its bound meets the start)")
+    if out_of_time(options, t_start):
+        return SolveResult(solver, Termination.FEASIBLE, objective=inc, bound=None,
+                           message="the MILP's search not started: the time went to the stage relaxation")
+    res = _run_backend(m, solver, options, True, remaining_s(options, t_start),
+                       on_progress=lambda b, i: timeline.add(b, i, SOURCE_SEARCH))
+    if not res.has_solution or res.objective > inc * (1 + 1e-7) + 1e-9:
+        fm.load_solution_into_pyomo(m, best)    # no solution, or the search did not take the start: it stands
+        res = SolveResult(solver, Termination.FEASIBLE, objective=inc, bound=res.bound, solve_s=res.solve_s,
+                          nodes=res.nodes, message=res.message)
+    return res
+
+
+def violated_rows(m, tol: float = 1e-6) -> list[str]:
+    """The active rows of ``m`` its current values break (beyond ``tol``, relative): the names, [] when none."""
+    bad = []
+    for c in m.component_data_objects(pyo.Constraint, active=True):
+        v = pyo.value(c.body, exception=False)
+        if v is None:
+            bad.append(c.name)
+            continue
+        lo, up = c.lb, c.ub
+        if (lo is not None and v < lo - tol * max(1.0, abs(lo))) or (up is not None and v > up + tol * max(1.0, abs(up))):
+            bad.append(c.name)
+            if len(bad) >= 5:
+                break
+    return bad
 
 
 def skipped_record(level: int, m, fm, sol, obj) -> dict:
