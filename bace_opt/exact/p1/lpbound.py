@@ -155,7 +155,8 @@ def relaxation_bound(h, method: str, time_limit_s: float | None, keep_values: bo
         info = h.getInfo()
         if method == "mip":
             bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else None
-            obj = float(info.objective_function_value) if info.primal_solution_status == 2 else None
+            obj = float(info.objective_function_value) if sol.value_valid and \
+                math.isfinite(info.objective_function_value) else None
             values = list(sol.col_value) if keep_values and obj is not None else None
         else:
             bound = safe_dual_bound(arrays, sol.row_dual) if sol.dual_valid else None

@@ -14,6 +14,7 @@ Public API: ``solve_levels_milp``, ``formulation_module``, ``build_level_model``
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Mapping
 
@@ -88,7 +89,7 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
         fm.load_solution_into_pyomo(m, Solution({}, {}, {}, {}))    # all zero, as before a refused start
     lv: list[dict] = []
     sol = None
-    stage_box: dict = {}
+    stage_box: dict = {"model_s": build_s - start_s}
     objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
     ub1 = count_upper_bound(data)
     z1 = None
@@ -111,6 +112,10 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
             res = SolveResult(solver, Termination.OPTIMAL, objective=-float(ub1), bound=-float(ub1),
                               message="proven by the GPU-count bound (the start reaches it)")
             pyo_count = ub1
+            adopted = None
+        elif level == 1 and ws is not None and STAGE_RELAXATION and fm is placement_walk and solver == "highs" \
+                and (res := _count_by_stage(m, ws, solver, options, t_start)) is not None:
+            pyo_count = int(round(-res.objective))      # the start's count, proven by the relaxation
             adopted = None
         elif level == 2 and STAGE_RELAXATION and fm is placement_walk and solver == "highs" and sol is not None:
             res, adopted = solve_or_adopt(share, level, lambda: _level2_staged(m, fm, sol, solver, options, warm,
@@ -193,6 +198,27 @@ def out_of_time(options: SolveOptions, t_start: float) -> bool:
     return left < min(MIN_LEVEL_S, 0.25 * options.time_limit_s)
 
 
+def _count_by_stage(m, ws, solver: str, options: SolveOptions, t_start: float) -> SolveResult | None:
+    """Level 1's fallback when the start does not reach the GPU-count bound: the stage relaxation's count
+    (``p1.stage``, with the count objective) is an upper bound of the jobs started; when it equals the start's
+    count the level is proven (a SolveResult), else None (the MILP's search proves it)."""
+    have = sum(1 for v in ws.x.values() if v > 0.5)
+    st = stage_bound(m, options, t_start)
+    if st.bound is None or math.floor(-st.bound + 1e-6) > have:
+        log.info("P1 level 1: the stage relaxation allows %s jobs, the start has %d: the MILP's search decides",
+                 None if st.bound is None else math.floor(-st.bound + 1e-6), have)
+        return None
+    return SolveResult(solver, Termination.OPTIMAL, objective=-float(have), bound=-float(have),
+                       message=f"proven by the stage relaxation's count bound ({have} jobs; the GPU-count bound "
+                               "is not reached)")
+
+
+#: the level-2 MILP's search is not started with less time left than this many times the model's build time
+#: (loading it into HiGHS and HiGHS's presolve take about as long again before HiGHS first reads its clock: a
+#: fleet20 solve started with 10 s left overran a 60 s limit by 23 s)
+MIP_LOAD_FACTOR = 2.0
+
+
 def _level2_staged(m, fm, sol, solver: str, options: SolveOptions, warm: bool, t_start: float,
                    timeline: Timeline, box: dict) -> SolveResult:
     """Level 2 of the walk formulation: the stage relaxation first (its bound, and its placement repaired into a
@@ -221,9 +247,11 @@ def _level2_staged(m, fm, sol, solver: str, options: SolveOptions, warm: bool, t
         box["proved"] = True
         return SolveResult(solver, Termination.OPTIMAL, objective=inc, bound=min(st.bound, inc),
                            message="proven by the stage relaxation (its bound meets the start)")
-    if out_of_time(options, t_start):
+    left = remaining_s(options, t_start)
+    if out_of_time(options, t_start) or (left is not None and left < MIP_LOAD_FACTOR * box.get("model_s", 0.0)):
         return SolveResult(solver, Termination.FEASIBLE, objective=inc, bound=None,
-                           message="the MILP's search not started: the time went to the stage relaxation")
+                           message="the MILP's search not started: too little time left to load it "
+                                   f"({left:.1f} s left, the model took {box.get('model_s', 0.0):.1f} s to build)")
     res = _run_backend(m, solver, options, True, remaining_s(options, t_start),
                        on_progress=lambda b, i: timeline.add(b, i, SOURCE_SEARCH))
     if not res.has_solution or res.objective > inc * (1 + 1e-7) + 1e-9:

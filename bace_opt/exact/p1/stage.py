@@ -104,55 +104,64 @@ def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None) -> Stag
         for c in off:
             c.activate()
     out.seconds = time.perf_counter() - t
-    log.info("P1 level 2: stage relaxation LP %s, MIP %s (%s) in %.2f s", out.lp_bound, out.mip_bound,
+    log.info("P1: stage relaxation LP %s, MIP %s (%s) in %.2f s", out.lp_bound, out.mip_bound,
              out.mip_status, out.seconds)
     return out
 
 
-def chain_order(data, d, regions: list[int]) -> list[int] | None:
-    """The order of ``regions`` (a job's blocks) whose hops, each over the direct link, have the least latency
-    in total (every order up to 6 regions, else nearest first); None when a hop has no usable direct link."""
+def _direct(data, d, a: int, b: int) -> int | None:
+    """The link between regions a and b when job ``d`` may use it, else None."""
     inst = data.inst
-    lat = {}
-    for a in regions:
-        for b in regions:
-            e = inst.link_index.get((inst.regions[a].name, inst.regions[b].name)) if a != b else None
-            if a != b and e is not None and e in d.links:
-                lat[(a, b)] = inst.links[e].latency_ms
-    if len(regions) == 1:
-        return list(regions)
-    orders = itertools.permutations(regions) if len(regions) <= 6 else [nearest_first(regions, lat)]
-    best, best_lat = None, math.inf
-    for o in orders:
-        if o is None or any((a, b) not in lat for a, b in zip(o, o[1:])):
+    e = inst.link_index.get((inst.regions[a].name, inst.regions[b].name))
+    return e if e is not None and e in d.links else None
+
+
+def hop_route(data, d, a: int, c: int, need: float, free: dict, taken: set) -> tuple[list[int], float] | None:
+    """The route of a hop a -> c with the least latency over the direct link or one region between, on links
+    with ``need`` Gbit/s free (``free``) not yet used by this job (``taken``): (regions, latency) or None."""
+    inst = data.inst
+    best = None
+    for w in [None] + [r for r in range(len(inst.regions)) if r not in (a, c)]:
+        path = [a, c] if w is None else [a, w, c]
+        links = [_direct(data, d, u, v) for u, v in zip(path, path[1:])]
+        if any(e is None or e in taken or free.get(e, 0.0) < need for e in links):
             continue
-        t = sum(lat[(a, b)] for a, b in zip(o, o[1:]))
-        if t < best_lat:
-            best, best_lat = list(o), t
+        lat = sum(inst.links[e].latency_ms for e in links)
+        if best is None or lat < best[1]:
+            best = (path, lat)
+        if w is None:
+            break              # the direct link, when it fits, is taken (a detour only when it does not)
     return best
 
 
-def nearest_first(regions: list[int], lat: dict) -> tuple | None:
-    """A greedy order: from each start, always the nearest region not yet visited; the shortest of them."""
+def chain_routes(data, d, regions: list[int], need: float, free: dict) -> list[list[int]] | None:
+    """The order of ``regions`` (a job's blocks) and a route per hop (``hop_route``) with the least latency in
+    total (every order up to 6 regions, else each region first with the nearest next); None when none fits."""
+    if len(regions) == 1:
+        return [list(regions)]
+    orders = itertools.permutations(regions) if len(regions) <= 6 else \
+        [tuple([s0] + sorted(set(regions) - {s0})) for s0 in regions]
     best, best_lat = None, math.inf
-    for s0 in regions:
-        o, left, t = [s0], set(regions) - {s0}, 0.0
-        while left:
-            nxt = min((r for r in left if (o[-1], r) in lat), key=lambda r: lat[(o[-1], r)], default=None)
-            if nxt is None:
+    for o in orders:
+        routes, taken, lat = [], set(), 0.0
+        for a, c in zip(o, o[1:]):
+            got = hop_route(data, d, a, c, need, free, taken)
+            if got is None:
                 break
-            t += lat[(o[-1], nxt)]
-            o.append(nxt)
-            left.discard(nxt)
-        if not left and t < best_lat:
-            best, best_lat = tuple(o), t
+            routes.append(got[0])
+            taken.update(_direct(data, d, u, v) for u, v in zip(got[0], got[0][1:]))
+            lat += got[1]
+        else:
+            if lat < best_lat:
+                best, best_lat = routes, lat
     return best
 
 
 def stage_plans(data, stage: StageResult) -> list | None:
-    """The relaxation's placement as plans: each started job's blocks with its stages, in ``chain_order``, each
-    hop over its direct link; None when a job's regions cannot be chained or a link's free bandwidth or a region's
-    free GPUs would be exceeded (the walk model's P1.13 and P1.36 rows, checked here)."""
+    """The relaxation's placement as plans: each started job's blocks with its stages, chained and routed
+    (``chain_routes``) on the bandwidth the jobs before it left (dearest jobs first); None when a job cannot be
+    routed or a region's free GPUs would be exceeded (the walk model's P1.13 and P1.36 rows hold by
+    construction)."""
     from ... import formulas as F
     from ...schedule import Block, Hop, JobPlan
     inst = data.inst
@@ -161,29 +170,30 @@ def stage_plans(data, stage: StageResult) -> list | None:
         if k > 0:
             by_job.setdefault(j, {}).setdefault(r, 0)
             by_job[j][r] += k
-    plans, bw, gpus = [], {}, {}
-    for d in data.jobs:
-        if d.j not in set(stage.started):
-            continue
+    started = set(stage.started)
+    free = dict(data.free_gbps)
+    gpus: dict = {}
+    plans = []
+    for d in sorted((d for d in data.jobs if d.j in started), key=lambda d: -d.job.gpus):
         placed = by_job.get(d.j, {})
         if sum(placed.values()) != d.S:
             return None
-        order = chain_order(data, d, sorted(placed))
-        if order is None:
-            return None
-        names = [inst.regions[r].name for r in order]
+        names = [inst.regions[r].name for r in sorted(placed)]
         b = F.demand_gbps(d.job, F.tau_s(inst, d.job, names))
+        routes = chain_routes(data, d, sorted(placed), b, free)
+        if routes is None:
+            return None
+        order = [rt[0] for rt in routes] + ([routes[-1][-1]] if len(placed) > 1 else [])
         hops = []
-        for a, c in zip(names, names[1:]):
-            e = inst.link_index[(a, c)]
-            bw[e] = bw.get(e, 0.0) + b
-            hops.append(Hop((a, c), b))
+        for rt in (routes if len(placed) > 1 else []):
+            for u, v in zip(rt, rt[1:]):
+                free[_direct(data, d, u, v)] -= b
+            hops.append(Hop(tuple(inst.regions[v].name for v in rt), b))
         for r in order:
             gpus[r] = gpus.get(r, 0) + placed[r] * d.job.gpus_per_stage
         plans.append(JobPlan(d.job.name, "done", data.t0, tuple(Block(inst.regions[r].name, placed[r])
                                                                     for r in order), tuple(hops)))
-    if any(v > data.free_gbps[e] * (1 + 1e-9) for e, v in bw.items()) or \
-            any(v > data.free_gpus[data.region_names[r]] for r, v in gpus.items()):
+    if any(v > data.free_gpus[data.region_names[r]] for r, v in gpus.items()):
         return None
     return plans
 
