@@ -94,7 +94,8 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
     ub1 = count_upper_bound(data)
     z1 = None
     for level in range(1, levels + 1):
-        if level > 1 and out_of_time(options, t_start):
+        staged = level == 2 and STAGE_RELAXATION and fm is placement_walk and solver == "highs" and sol is not None
+        if level > 1 and out_of_time(options, t_start) and not (staged and left_s(options, t_start) >= STAGE_MIN_S):
             lv.append(skipped_record(level, m, fm, sol, objs[level]))
             break
         left = remaining_s(options, t_start)
@@ -117,7 +118,7 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
                 and (res := _count_by_stage(m, ws, solver, options, t_start)) is not None:
             pyo_count = int(round(-res.objective))      # the start's count, proven by the relaxation
             adopted = None
-        elif level == 2 and STAGE_RELAXATION and fm is placement_walk and solver == "highs" and sol is not None:
+        elif staged:
             res, adopted = solve_or_adopt(share, level, lambda: _level2_staged(m, fm, sol, solver, options, warm,
                                                                                t_start, timeline, stage_box), solver)
             pyo_count = None
@@ -187,6 +188,18 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
 #: model takes 10-15 s before it first looks at its clock (measured on realistic 20 x 50, 2 cores), so a level
 #: started in the last seconds overran the wall-clock limit by that much
 MIN_LEVEL_S = 5.0
+
+
+#: the stage relaxation of level 2 (its LP: 0.1-2 s at fleet scale) is run with this much time left, even where a
+#: level would not be started (``out_of_time``): a bound before the limit rather than the cost floor
+STAGE_MIN_S = 2.0
+
+
+def left_s(options: SolveOptions, t_start: float) -> float:
+    """Seconds left of the limit (inf without one)."""
+    if options.time_limit_s is None:
+        return math.inf
+    return options.time_limit_s - (time.perf_counter() - t_start)
 
 
 def out_of_time(options: SolveOptions, t_start: float) -> bool:
