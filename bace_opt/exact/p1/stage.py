@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from ...solvers.base import SolveOptions
+from ...solvers.highs import set_threads
 from .lpbound import relaxation_bound
 
 log = logging.getLogger(__name__)
@@ -81,11 +82,12 @@ def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None) -> Stag
         c.deactivate()
     try:
         opt = Highs()
-        opt.highs_options.update({"threads": 1, "random_seed": int(options.seed), "output_flag": False,
+        opt.highs_options.update({"random_seed": int(options.seed), "output_flag": False,
                                   "mip_rel_gap": max(options.rel_gap, 1e-6)})
         opt.set_instance(m)
         h = opt._solver_model
         h.setOptionValue("output_flag", False)
+        set_threads(h, 1)       # HiGHS sizes one task scheduler per calling thread: reset through set_threads
         lp = relaxation_bound(h, "simplex", budget(options, 1.0, 60.0, t_start))
         out.lp_bound = lp.bound
         if on_bound is not None and lp.bound is not None:
