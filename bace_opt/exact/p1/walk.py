@@ -100,9 +100,7 @@ def build_model(data: PlacementData) -> pyo.ConcreteModel:
     m.z = pyo.Var(m.JED, bounds=lambda _, j, e, dd: (0, J[j].K - 1))
     m.sig = pyo.Var(m.JRW, bounds=lambda _, j, r: (0, J[j].K - 1))
     m.q = pyo.Var(m.JED, bounds=lambda _, j, e, dd: (0, J[j].pi_max))
-    # v_je <= 2 max_c b_jc: v only appears in P1.36's rows, where a value above that is never needed (U_je <= 2);
-    # the finite bound lets any dual point of the LP certify a bound (p1.lpbound)
-    m.v = pyo.Var(m.JE_MULTI, bounds=lambda _, j, e: (0, 2 * max(J[j].demand)))
+    m.v = pyo.Var(m.JE_MULTI, domain=pyo.NonNegativeReals)
 
     add_stages(m)
     add_classes(m)
