@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...solvers.base import run_interruptible
+
 U = 2.0 ** -53
 INF = 1e30      # HiGHS's infinity (kHighsInf is inf; values beyond this are taken as infinite)
 
@@ -149,7 +151,7 @@ def relaxation_bound(h, method: str, time_limit_s: float | None, keep_values: bo
         if time_limit_s is not None:     # HiGHS counts its limit over the object's runs: run time so far + the rest
             h.setOptionValue("time_limit", float(h.getRunTime() + max(time_limit_s - (time.perf_counter() - t),
                                                                        0.01)))
-        h.run()
+        run_interruptible(h.run, h.cancelSolve)      # Ctrl-C aborts, as every solve (solvers.base)
         st = h.getModelStatus()
         sol = h.getSolution()
         info = h.getInfo()
