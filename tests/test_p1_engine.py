@@ -11,7 +11,7 @@ import pytest
 import bace_opt as bo
 from bace_opt.errors import InputError
 from bace_opt.exact.p1 import backend as pb
-from bace_opt.exact.p1.certify import certify_levels, cost_floor, job_floor
+from bace_opt.exact.p1.certify import SOURCE_NONE, SOURCE_SEARCH, certify_levels, cost_floor, job_floor
 from bace_opt.exact.p1.data import PlacementData, count_upper_bound
 from bace_opt.exact.p1.milp import MIN_LEVEL_S, out_of_time
 from bace_opt.gaps.decompose import Solve, decompose, heuristic_epoch, p1_cost
@@ -67,10 +67,10 @@ def test_certify_levels_raises_a_missing_or_infinite_bound(optima):
     # a better bound of the engine's own is kept; an unproven count gives no floor
     lv = [{"level": 1, "status": "optimal", "objective": float(z1)},
           {"level": 2, "status": "feasible", "objective": z2 * 1.1, "bound": z2, "gap": 0.1}]
-    assert certify_levels(data, lv)[1]["bound"] == z2 and "bound_source" not in lv[1]
+    assert certify_levels(data, lv)[1]["bound"] == z2 and lv[1]["bound_source"] == SOURCE_SEARCH
     lv = [{"level": 1, "status": "feasible", "objective": float(z1)},
           {"level": 2, "status": "feasible", "objective": z2 * 1.1, "bound": None, "gap": None}]
-    assert certify_levels(data, lv)[1]["bound"] is None
+    assert certify_levels(data, lv)[1]["bound"] is None and lv[1]["bound_source"] == SOURCE_NONE
 
 
 def test_engine_rule():

@@ -176,6 +176,7 @@ def summary(args, sched, inst) -> dict:
         d["engine"] = sched.meta.get("engine")
         d["engine_rule"] = x.get("engine_rule")
         d["start"] = sched.meta.get("start")
+        d["timeline"] = x.get("timeline", [])      # issue 44: p1.certify.Timeline's points
     return d
 
 

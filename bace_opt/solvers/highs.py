@@ -121,12 +121,27 @@ def watch_progress(h) -> None:
         pass
 
 
+def feed_progress(h, on_progress) -> None:
+    """Tell ``on_progress(dual bound, incumbent)`` (None where HiGHS has none) on each improving solution and
+    each of HiGHS's log lines of the MIP search (a highspy without these callbacks tells nothing)."""
+    def tell(e) -> None:
+        d = e.data_out
+        on_progress(d.mip_dual_bound if math.isfinite(d.mip_dual_bound) else None,
+                    d.mip_primal_bound if math.isfinite(d.mip_primal_bound) else None)
+    try:
+        h.cbMipImprovingSolution.subscribe(tell)
+        h.cbMipLogging.subscribe(tell)
+    except AttributeError:
+        pass
+
+
 def solve_pyomo(model: "pyo.ConcreteModel", options: SolveOptions, warm_start: bool = False,
-                time_limit_s: float | None = None) -> SolveResult:
+                time_limit_s: float | None = None, on_progress=None) -> SolveResult:
     """Solve ``model`` with HiGHS.  ``warm_start``: pass the variables' current values as a start
     (HiGHS checks it and uses it as the first incumbent when feasible).  ``time_limit_s`` overrides
     ``options.time_limit_s`` (the lexicographic driver passes what is left of the budget).  The limit is a
-    wall-clock limit on this call: loading the model into HiGHS counts, and HiGHS gets what is left of it."""
+    wall-clock limit on this call: loading the model into HiGHS counts, and HiGHS gets what is left of it.
+    ``on_progress(dual bound, incumbent)``: told as the MIP search moves (``feed_progress``)."""
     from pyomo.contrib.appsi.base import TerminationCondition as TC
     from pyomo.contrib.appsi.solvers.highs import Highs
 
@@ -164,6 +179,8 @@ def solve_pyomo(model: "pyo.ConcreteModel", options: SolveOptions, warm_start: b
             cfg.time_limit = max(float(tl) - (time.perf_counter() - t), 0.01)
         opt._solver_model.HandleUserInterrupt = True
         watch_progress(opt._solver_model)
+        if on_progress is not None:
+            feed_progress(opt._solver_model, on_progress)
         uc = opt.update_config             # the model was loaded just above: solve() need not rescan it
         for flag in ("check_for_new_or_removed_constraints", "check_for_new_or_removed_vars",
                      "check_for_new_or_removed_params", "check_for_new_objective", "update_constraints",

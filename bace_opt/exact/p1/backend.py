@@ -19,7 +19,7 @@ from ...schedule import JobPlan, SolverInfo
 from ...solvers import registry
 from ...solvers.base import SolveOptions
 from .data import PlacementData, model_size
-from .certify import certify_levels
+from .certify import Timeline, certify_levels
 from .solution import out_of_time_start, plans_from_solution
 
 
@@ -120,7 +120,8 @@ def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | 
     if done is not None:
         return done
     engine, why = choose_engine(data, solver, engine, max_binaries)
-    more = {"engine": engine, "engine_rule": why}
+    timeline = Timeline(t_start)
+    more = {"engine": engine, "engine_rule": why, "timeline": timeline}
     if clock.left() <= 0.0:          # the deadline passed in the set-up: no engine is loaded (bace_opt.clock)
         sol, lv, build_s = out_of_time_start(data, warm_start, "the time limit was reached before the solve "
                                              "started", time.perf_counter() - t_start)
@@ -128,7 +129,7 @@ def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | 
     if engine == "cg":
         from .cg import solve_levels_cg
         sol, lv, build_s = solve_levels_cg(data, options, warm_start, levels, t_start)
-        return _finish(data, solver, sol, certify_levels(data, lv), build_s, t_start, more)
+        return _finish(data, solver, sol, certify_levels(data, lv, timeline), build_s, t_start, more)
     if max_binaries is not None and model_size(data) > max_binaries:
         return too_large(data, solver, t_start, max_binaries)
     if registry.BACKENDS[solver].kind == "cp":
@@ -137,12 +138,14 @@ def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | 
     else:
         from .milp import solve_levels_milp
         sol, lv, build_s = solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation,
-                                             share=share)
-    return _finish(data, solver, sol, certify_levels(data, lv), build_s, t_start, more)
+                                             share=share, timeline=timeline)
+    return _finish(data, solver, sol, certify_levels(data, lv, timeline), build_s, t_start, more)
 
 
 def _finish(data, solver, sol, lv, build_s, t_start, more: dict | None = None) -> PlacementResult:
     wall = time.perf_counter() - t_start
+    if more and "timeline" in more:      # the time line as plain points (``p1.certify.Timeline``)
+        more = {**more, "timeline": more["timeline"].as_list()}
     solve_s = sum(r["solve_s"] or 0.0 for r in lv)
     build_total = build_s + sum((r["build_s"] or 0.0) for r in lv[1:])
     nodes = sum(r["nodes"] or 0 for r in lv if r["nodes"] is not None) if lv else None

@@ -10,13 +10,19 @@ by the evaluator that it has (issue 37, step 4; models/placement.md section 11).
 * ``heuristic_starts``: the placements a shipped heuristic (select-pack: within 2.55 % of the optimum at worst
   on the gap suites) makes at the same epoch, through the simulator's gate (``policies.gate.epoch_plans``), as
   starts for the engines: an engine stopped by its time limit returns at least that placement.
-* ``certify_levels``: a level-2 record gets the larger of its own bound and the floor (``bound_source`` says
-  which), and its gap from it, so that a solve stopped by its limit reports a certified gap, never none.
+* ``certify_levels``: a level-2 record gets the largest of its own bound, the stage relaxation's
+  (``p1.stage``) and the floor, ``bound_source`` (always present, one of ``BOUND_SOURCES``) says which, and
+  its gap from it, so that a solve stopped by its limit reports a certified gap, never none.
+* ``Timeline``: the best certified bound and the best incumbent as the solve moves (``{t_s, bound, incumbent,
+  bound_source}`` points, the schema ``solve --json`` writes as ``timeline``).
 """
 from __future__ import annotations
 
 import logging
 import math
+import threading
+import time
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from ... import clock
@@ -25,6 +31,16 @@ from ...solvers.base import relative_gap
 from .data import JobData, PlacementData, has_negative_prices
 
 log = logging.getLogger(__name__)
+
+#: where a level-2 bound comes from (``levels[cost_usd].bound_source``): the engine's own search (a MIP's dual
+#: bound, or column generation's), the stage relaxation's MIP or LP (``p1.stage``, models/placement.md section
+#: 12), the cost floor (the last resort), or none (level 1 not proven, or no bound at all)
+SOURCE_SEARCH = "engine search (MIP dual bound)"
+SOURCE_STAGE_MIP = "stage relaxation MIP (dual bound)"
+SOURCE_STAGE_LP = "stage relaxation LP (safe dual bound)"
+SOURCE_FLOOR = "cost floor (each started job's least cost alone)"
+SOURCE_NONE = "none"
+BOUND_SOURCES = (SOURCE_SEARCH, SOURCE_STAGE_MIP, SOURCE_STAGE_LP, SOURCE_FLOOR, SOURCE_NONE)
 
 #: shipped policies whose placement at the epoch starts the engines (and is the incumbent they must beat)
 HEURISTIC_STARTS = ("select-pack",)
@@ -93,22 +109,84 @@ def heuristic_starts(inst, t0: float, names: Sequence[str], time_limit_s: float 
     return out
 
 
-def certify_levels(data: PlacementData, lv: list[dict]) -> list[dict]:
-    """Raise the level-2 record's bound to ``cost_floor`` where that is higher (level 1 proven), and recompute
-    its gap; a bound that is not finite becomes None.  The records are changed in place and returned."""
+def certify_levels(data: PlacementData, lv: list[dict], timeline: "Timeline | None" = None) -> list[dict]:
+    """Give the level-2 record the largest certified bound: its own (the engine's search), the stage
+    relaxation's (``relaxation_bound`` / ``relaxation_source`` in the record, ``p1.stage``) and ``cost_floor``,
+    the last two only with level 1 proven;
+    ``bound_source`` names it (always set, ``BOUND_SOURCES``) and the gap is recomputed.  A bound that is not
+    finite becomes None.  The records are changed in place and returned; the final point goes on ``timeline``."""
     for r in lv:          # a back end's "no bound" (-inf, nan) is no bound, not a number to print or write
         if r.get("bound") is not None and not math.isfinite(r["bound"]):
             r["bound"], r["gap"] = None, None
     by = {r["level"]: r for r in lv}
     r1, r2 = by.get(1), by.get(2)
-    if r1 is None or r2 is None or r1["status"] != "optimal" or r1["objective"] is None:
-        return lv
-    floor = cost_floor(data, int(round(r1["objective"])))
-    if floor is None:
+    if r2 is None:
         return lv
     own = r2.get("bound")
-    if own is None or not math.isfinite(own) or floor > own:
-        r2["bound"] = floor
-        r2["bound_source"] = "cost floor (each started job's least cost alone)"
-        r2["gap"] = relative_gap(r2["objective"], floor)
+    cands = [(own, r2.get("bound_source") or SOURCE_SEARCH)] if own is not None else []
+    if r1 is not None and r1["status"] == "optimal" and r1["objective"] is not None:
+        relaxed = r2.get("relaxation_bound")
+        if relaxed is not None and math.isfinite(relaxed):
+            cands.append((relaxed, r2.get("relaxation_source") or SOURCE_STAGE_LP))
+        floor = cost_floor(data, int(round(r1["objective"])))
+        if floor is not None:
+            cands.append((floor, SOURCE_FLOOR))
+    if not cands:
+        r2["bound_source"] = SOURCE_NONE
+        return lv
+    best, src = max(cands, key=lambda c: c[0])       # the first listed wins a tie (the engine's own)
+    obj = r2.get("objective")
+    if obj is not None and best > obj:               # a bound above the incumbent proves it (within the tolerance)
+        best = obj
+    r2["bound"], r2["bound_source"] = best, src
+    r2["gap"] = relative_gap(obj, best)
+    if timeline is not None:
+        timeline.add(best, obj, src)
     return lv
+
+
+@dataclass
+class TimePoint:
+    """One point of a solve's time line: seconds since the solve started, the best certified bound and the best
+    incumbent known then (None: none yet), and where the bound came from (``BOUND_SOURCES``)."""
+    t_s: float
+    bound: float | None
+    incumbent: float | None
+    bound_source: str
+
+    def as_dict(self) -> dict:
+        return {"t_s": round(self.t_s, 3), "bound": self.bound, "incumbent": self.incumbent,
+                "bound_source": self.bound_source}
+
+
+@dataclass
+class Timeline:
+    """The best certified bound and incumbent of one objective as a solve moves: ``add`` keeps the best of each
+    (a bound only rises, an incumbent only falls) and appends a point when either moved.  Safe to call from a
+    solver's callback thread."""
+    t_start: float = field(default_factory=time.perf_counter)
+    points: list[TimePoint] = field(default_factory=list)
+    bound: float | None = None
+    incumbent: float | None = None
+    source: str = SOURCE_NONE
+
+    def __post_init__(self):
+        self._lock = threading.Lock()
+
+    def add(self, bound: float | None, incumbent: float | None, source: str | None = None) -> None:
+        """A bound (from ``source``, one of ``BOUND_SOURCES``) and / or an incumbent known now."""
+        if bound is not None and source not in BOUND_SOURCES:
+            raise ValueError(f"bound source {source!r} is not one of BOUND_SOURCES")
+        with self._lock:
+            moved = False
+            if bound is not None and math.isfinite(bound) and (self.bound is None or bound > self.bound):
+                self.bound, self.source, moved = float(bound), source, True
+            if incumbent is not None and math.isfinite(incumbent) and \
+                    (self.incumbent is None or incumbent < self.incumbent):
+                self.incumbent, moved = float(incumbent), True
+            if moved or not self.points:
+                self.points.append(TimePoint(time.perf_counter() - self.t_start, self.bound, self.incumbent,
+                                             self.source))
+
+    def as_list(self) -> list[dict]:
+        return [p.as_dict() for p in self.points]

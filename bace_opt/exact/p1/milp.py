@@ -14,6 +14,7 @@ Public API: ``solve_levels_milp``, ``formulation_module``, ``build_level_model``
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Mapping
 
@@ -26,16 +27,18 @@ from ...solvers import registry
 from ...solvers.base import SolveOptions, SolveResult, Termination, relative_gap
 from . import position as placement_position, walk as placement_walk
 from .data import PlacementData, count_upper_bound, has_negative_prices
+from .certify import SOURCE_SEARCH, SOURCE_STAGE_LP, SOURCE_STAGE_MIP, Timeline
 from .levels import LEVEL_NAMES, LEVEL_TOL, clears_limit, level_record, remaining_s, solve_or_adopt
 from .solution import Solution, out_of_time_start, start_candidates
+from .stage import REPAIR_MIN_GAP, repair, stage_bound
 
 log = logging.getLogger(__name__)
 
 
-def _run_backend(m, solver: str, options: SolveOptions, warm: bool, tl) -> SolveResult:
+def _run_backend(m, solver: str, options: SolveOptions, warm: bool, tl, on_progress=None) -> SolveResult:
     if solver == "highs":
         from ...solvers.highs import solve_pyomo
-        return solve_pyomo(m, options, warm_start=warm, time_limit_s=tl)
+        return solve_pyomo(m, options, warm_start=warm, time_limit_s=tl, on_progress=on_progress)
     from ...solvers.mathopt import solve_pyomo
     return solve_pyomo(m, options, backend=solver, warm_start=warm, time_limit_s=tl)
 
@@ -53,9 +56,17 @@ def formulation_module(formulation: str):
     raise ValueError(f"formulation: must be one of {', '.join(FORMULATIONS)}, got {formulation!r}")
 
 
-def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation: str = "walk", share=None):
+#: level 2 of the walk formulation on HiGHS starts with the stage relaxation (``p1.stage``): an early bound, and
+#: its placement repaired as a start (models/placement.md section 12); off only for measurement
+STAGE_RELAXATION = True
+
+
+def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formulation: str = "walk", share=None,
+                      timeline: Timeline | None = None):
     """The sequential levels (P1.17-P1.19) on one Pyomo model of ``formulation``, kept between levels.
-    ``share`` (a ``p1.levels.LevelShare``): levels another race member proved are adopted, not solved."""
+    ``share`` (a ``p1.levels.LevelShare``): levels another race member proved are adopted, not solved.
+    ``timeline``: level 2's bound and incumbent are put on it as they move."""
+    timeline = timeline if timeline is not None else Timeline(t_start)
     if formulation == "walk" and has_negative_prices(data):
         # a trail may pick up cycles that earn money under a negative price (models/placement.md section 9):
         # the position formulation with P1.12b is exact there
@@ -83,11 +94,13 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
         fm.load_solution_into_pyomo(m, Solution({}, {}, {}, {}))    # all zero, as before a refused start
     lv: list[dict] = []
     sol = None
+    stage_box: dict = {"model_s": build_s - start_s}
     objs = {1: m.obj_count, 2: m.obj_cost, 3: m.obj_run}
     ub1 = count_upper_bound(data)
     z1 = None
     for level in range(1, levels + 1):
-        if level > 1 and out_of_time(options, t_start):
+        staged = level == 2 and STAGE_RELAXATION and fm is placement_walk and solver == "highs" and sol is not None
+        if level > 1 and out_of_time(options, t_start) and not (staged and left_s(options, t_start) >= STAGE_MIN_S):
             lv.append(skipped_record(level, m, fm, sol, objs[level]))
             break
         left = remaining_s(options, t_start)
@@ -106,6 +119,14 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
                               message="proven by the GPU-count bound (the start reaches it)")
             pyo_count = ub1
             adopted = None
+        elif level == 1 and ws is not None and STAGE_RELAXATION and fm is placement_walk and solver == "highs" \
+                and (res := _count_by_stage(m, ws, solver, options, t_start)) is not None:
+            pyo_count = int(round(-res.objective))      # the start's count, proven by the relaxation
+            adopted = None
+        elif staged:
+            res, adopted = solve_or_adopt(share, level, lambda: _level2_staged(m, fm, sol, solver, options, warm,
+                                                                               t_start, timeline, stage_box), solver)
+            pyo_count = None
         elif level == 3 and getattr(fm, "LEVEL3_BY_COST", False) and sol is not None:
             box = {}
 
@@ -119,6 +140,15 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
                 share, level, lambda: _run_backend(m, solver, options, warm, remaining_s(options, t_start)), solver)
             pyo_count = None
         rec = level_record(level, res, (build_s if level == 1 else 0.0) + prep_s)
+        if level == 2 and stage_box.get("stage") is not None:
+            st = stage_box["stage"]
+            rec["relaxation_bound"] = st.bound
+            rec["relaxation_source"] = SOURCE_STAGE_MIP if st.bound == st.mip_bound else SOURCE_STAGE_LP
+            rec["stage_relaxation"] = {"lp_bound": st.lp_bound, "mip_bound": st.mip_bound,
+                                       "mip_status": st.mip_status, "seconds": round(st.seconds, 3),
+                                       "repaired_usd": stage_box.get("repaired")}
+            if stage_box.get("proved"):
+                rec["bound_source"] = rec["relaxation_source"]
         lv.append(rec)
         if not res.has_solution:
             if sol is None:
@@ -165,6 +195,18 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
 MIN_LEVEL_S = 5.0
 
 
+#: the stage relaxation of level 2 (its LP: 0.1-2 s at fleet scale) is run with this much time left, even where a
+#: level would not be started (``out_of_time``): a bound before the limit rather than the cost floor
+STAGE_MIN_S = 2.0
+
+
+def left_s(options: SolveOptions, t_start: float) -> float:
+    """Seconds left of the limit (inf without one)."""
+    if options.time_limit_s is None:
+        return math.inf
+    return options.time_limit_s - (time.perf_counter() - t_start)
+
+
 def out_of_time(options: SolveOptions, t_start: float) -> bool:
     """The budget is spent: less than ``MIN_LEVEL_S`` (or a quarter of the limit, the smaller) is left (a level
     that ended on the time limit leaves nothing)."""
@@ -172,6 +214,85 @@ def out_of_time(options: SolveOptions, t_start: float) -> bool:
         return False
     left = options.time_limit_s - (time.perf_counter() - t_start)
     return left < min(MIN_LEVEL_S, 0.25 * options.time_limit_s)
+
+
+def _count_by_stage(m, ws, solver: str, options: SolveOptions, t_start: float) -> SolveResult | None:
+    """Level 1's fallback when the start does not reach the GPU-count bound: the stage relaxation's count
+    (``p1.stage``, with the count objective) is an upper bound of the jobs started; when it equals the start's
+    count the level is proven (a SolveResult), else None (the MILP's search proves it)."""
+    have = sum(1 for v in ws.x.values() if v > 0.5)
+    st = stage_bound(m, options, t_start)
+    if st.bound is None or math.floor(-st.bound + 1e-6) > have:
+        log.info("P1 level 1: the stage relaxation allows %s jobs, the start has %d: the MILP's search decides",
+                 None if st.bound is None else math.floor(-st.bound + 1e-6), have)
+        return None
+    return SolveResult(solver, Termination.OPTIMAL, objective=-float(have), bound=-float(have),
+                       message=f"proven by the stage relaxation's count bound ({have} jobs; the GPU-count bound "
+                               "is not reached)")
+
+
+#: the level-2 MILP's search is not started with less time left than this many times the model's build time
+#: (loading it into HiGHS and HiGHS's presolve take about as long again before HiGHS first reads its clock: a
+#: fleet20 solve started with 10 s left overran a 60 s limit by 23 s)
+MIP_LOAD_FACTOR = 2.0
+
+
+def _level2_staged(m, fm, sol, solver: str, options: SolveOptions, warm: bool, t_start: float,
+                   timeline: Timeline, box: dict) -> SolveResult:
+    """Level 2 of the walk formulation: the stage relaxation first (its bound, and its placement repaired into a
+    start where that is cheaper: ``p1.stage``), then the MILP's search from the best start for the time left,
+    unless the relaxation already proves the start (within ``options.rel_gap``) or no time is left.  The
+    relaxation's figures go in ``box`` ("stage", "repaired", "proved")."""
+    fm.load_solution_into_pyomo(m, sol)
+    inc = float(pyo.value(m.obj_cost.expr))
+    timeline.add(None, inc)
+    st = stage_bound(m, options, t_start, on_bound=lambda b, is_mip: timeline.add(
+        b, None, SOURCE_STAGE_MIP if is_mip else SOURCE_STAGE_LP))
+    box["stage"] = st
+    best = sol
+    if st.bound is not None and inc > st.bound * (1 + REPAIR_MIN_GAP) + 1e-12:
+        cand = repair(m.data, st)
+        if cand is not None and fm.load_solution_into_pyomo(m, cand) is not False:
+            c = float(pyo.value(m.obj_cost.expr))
+            box["repaired"] = c
+            log.info("P1 level 2: the stage relaxation's placement made whole: %.9g USD (start %.9g)", c, inc)
+            if c < inc and not violated_rows(m):
+                best, inc = cand, c
+    fm.load_solution_into_pyomo(m, best)        # the search's start (and what is reported when it stops)
+    if best is not sol:
+        timeline.add(None, inc)
+    if st.bound is not None and relative_gap(inc, st.bound) <= options.rel_gap:
+        box["proved"] = True
+        return SolveResult(solver, Termination.OPTIMAL, objective=inc, bound=min(st.bound, inc),
+                           message="proven by the stage relaxation (its bound meets the start)")
+    left = remaining_s(options, t_start)
+    if out_of_time(options, t_start) or (left is not None and left < MIP_LOAD_FACTOR * box.get("model_s", 0.0)):
+        return SolveResult(solver, Termination.FEASIBLE, objective=inc, bound=None,
+                           message="the MILP's search not started: too little time left to load it "
+                                   f"({left:.1f} s left, the model took {box.get('model_s', 0.0):.1f} s to build)")
+    res = _run_backend(m, solver, options, True, remaining_s(options, t_start),
+                       on_progress=lambda b, i: timeline.add(b, i, SOURCE_SEARCH))
+    if not res.has_solution or res.objective > inc * (1 + 1e-7) + 1e-9:
+        fm.load_solution_into_pyomo(m, best)    # no solution, or the search did not take the start: it stands
+        res = SolveResult(solver, Termination.FEASIBLE, objective=inc, bound=res.bound, solve_s=res.solve_s,
+                          nodes=res.nodes, message=res.message)
+    return res
+
+
+def violated_rows(m, tol: float = 1e-6) -> list[str]:
+    """The active rows of ``m`` its current values break (beyond ``tol``, relative): the names, [] when none."""
+    bad = []
+    for c in m.component_data_objects(pyo.Constraint, active=True):
+        v = pyo.value(c.body, exception=False)
+        if v is None:
+            bad.append(c.name)
+            continue
+        lo, up = c.lb, c.ub
+        if (lo is not None and v < lo - tol * max(1.0, abs(lo))) or (up is not None and v > up + tol * max(1.0, abs(up))):
+            bad.append(c.name)
+            if len(bad) >= 5:
+                break
+    return bad
 
 
 def skipped_record(level: int, m, fm, sol, obj) -> dict:

@@ -227,6 +227,10 @@ COST_START = True
 #: budget, 256 (linear scaling) still 71-134 s (docs/research/highs-1.16/log.md)
 COST_START_EVALS = 2000
 COST_START_REF_SIZE = 16 * 8
+#: above this size (jobs x regions) the price-pack start is not searched when the caller gives a warm start (the
+#: select-pack start at the plain epoch): on the 20-region fleet its 32 packings took 4-21 s of a 60 s limit at
+#: load 6-8 and cost 60.7 / 109.6 / 102.0 USD on seeds 1-3 where select-pack's placement costs 45.8 / 50.8 / 30.9
+COST_START_MAX_WITH_WARM = 4 * COST_START_REF_SIZE
 #: ... and the most regions it searches per job (PricePack.max_regions)
 COST_START_REGIONS = 5
 
@@ -277,7 +281,7 @@ def start_candidates(data: PlacementData, warm_start: Sequence[JobPlan] | None) 
                         "link); ignored")
         else:
             cands.append(ws)
-    if COST_START:
+    if COST_START and not (cands and len(data.jobs) * len(data.inst.regions) > COST_START_MAX_WITH_WARM):
         pp = price_pack_start(data)
         ps = solution_from_plans(data, pp) if pp else None
         if ps is not None:

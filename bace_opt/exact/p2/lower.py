@@ -106,10 +106,12 @@ def add_packing_rows(h, m: dict[str, Any], data: dict[str, Any], D: float, of_jo
 
 def packing_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), time_unit_s: float | None = None,
                         max_units: int = 400, mip: bool = False, max_patterns: int = MAX_PATTERNS,
-                        fluid_factor: float = 2.0) -> dict[str, Any]:
+                        fluid_factor: float = 2.0, lp_first: bool = True) -> dict[str, Any]:
     """Solve the packing relaxation (module doc) with HiGHS: its LP (``mip=False``) or MIP.  Returns
     lower_bound_jct_s (None unless proven: the LP optimum, or the MIP's dual bound), status, unit, the size
-    classes and packings, times."""
+    classes and packings, times.  A MIP (with ``lp_first``) first solves its LP relaxation in up to
+    ``LP_FIRST_SHARE`` of the time, and its bound is the larger of that LP's certified value (from its row duals,
+    ``p1.lpbound``) and the MIP's dual bound: a MIP stopped before its root has the LP's bound, not 0."""
     import highspy
     t_build = time.perf_counter()
     data = area_data(inst, relative=True)     # mean JCT only: arrivals from the first one's unit
@@ -123,6 +125,11 @@ def packing_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), 
     nl = add_packing_rows(h, m, data, D, of_job, len(cls_w), pats)
     build_s = time.perf_counter() - t_build
     t0 = time.perf_counter()
+    lp_bound = None
+    if mip and lp_first:
+        from ..p1.lpbound import relaxation_bound
+        tl = None if options.time_limit_s is None else LP_FIRST_SHARE * options.time_limit_s
+        lp_bound = relaxation_bound(h, "simplex", tl).bound
     run_interruptible(h.run, h.cancelSolve)
     solve_s = time.perf_counter() - t0
     st = h.getModelStatus()
@@ -130,10 +137,14 @@ def packing_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), 
     S = highspy.HighsModelStatus
     if mip:
         bound = float(info.mip_dual_bound) if math.isfinite(info.mip_dual_bound) else None
+        if lp_bound is not None and (bound is None or lp_bound > bound):
+            bound = lp_bound
     else:
         bound = float(info.objective_function_value) if st == S.kOptimal else None
     if st == S.kOptimal:
         status = "optimal"
+    elif mip and lp_bound is not None and bound == lp_bound and info.primal_solution_status != 2:
+        status = "LP bound (MIP stopped)"
     elif st == S.kInfeasible:
         status, bound = "infeasible", math.inf
     else:
@@ -149,10 +160,16 @@ def packing_lower_bound(inst: Instance, options: SolveOptions = SolveOptions(), 
             "lower_bound_cost_usd": math.fsum(c for _, _, _, c in data["jobs"]), "relaxed_order": order,
             "lower_bound_build_s": build_s, "lower_bound_solve_s": solve_s,
             "lower_bound_columns": len(m["cost"]) + nl, "size_classes": cls_w, "size_step": step,
-            "packings": len(pats), "lower_bound_nodes": int(info.mip_node_count) if mip else 0}
+            "packings": len(pats), "lower_bound_nodes": int(info.mip_node_count) if mip else 0,
+            "lower_bound_lp_first": lp_bound}
 
 
-#: the recipe (``recipe_lower_bound``): up to this many jobs the packing LP then its MIP on one grid ...
+#: a MIP run solves its LP relaxation first in up to this share of its time (``packing_lower_bound``)
+LP_FIRST_SHARE = 0.5
+#: the recipe (``recipe_lower_bound``): first the packing LP on a grid of this many units (fast: a bound early) ...
+FIRST_UNITS = 100
+FIRST_SHARE = 0.1
+#: ... then, up to this many jobs, the packing LP then its MIP on one grid ...
 MIP_MAX_JOBS = 30
 #: ... above it LPs on a coarse grid (fast), then a fine one (``max_units``)
 COARSE_UNITS = 250
@@ -163,22 +180,27 @@ FLUID_FACTOR = 1.0
 
 def recipe_lower_bound(inst: Instance, time_limit_s: float, threads=None, seed: int = 0) -> list[dict[str, Any]]:
     """The one recipe's mean-JCT lower bound (``gaps.report.p2_figures`` and ``p2.bound.solve_bracket``
-    use it) within ``time_limit_s`` seconds: the packing relaxation, up to ``MIP_MAX_JOBS`` jobs its LP (30 %
-    of the time) then its MIP on one grid, above it LPs on a coarse then a fine grid (a grid equal to one
-    already solved is skipped).  Returns every run (each with ``form``: "LP" or "MIP"); the bound is the
-    largest proven ``lower_bound_jct_s`` among them."""
+    use it) within ``time_limit_s`` seconds: the packing relaxation's LP on a coarse grid of ``FIRST_UNITS``
+    (10 % of the time: a valid bound early), then up to ``MIP_MAX_JOBS`` jobs its LP (30 % of the time) then its
+    MIP on one grid (the MIP's LP first when that grid's LP found none), above it LPs on a coarse then a fine
+    grid (a grid equal to one already solved is skipped).  Returns every run (each with ``form``: "LP" or
+    "MIP"); the bound is the largest proven ``lower_bound_jct_s`` among them."""
     t0 = time.perf_counter()
     runs: list[dict[str, Any]] = []
     data = area_data(inst, relative=True)     # mean JCT only: arrivals from the first one's unit
-    steps = (((0.3, 400, False), (1.0, 400, True)) if len(inst.jobs) <= MIP_MAX_JOBS
-             else ((0.3, COARSE_UNITS, False), (1.0, FINE_UNITS, False)))
+    steps = ((FIRST_SHARE, FIRST_UNITS, False),) + (((0.3, 400, False), (1.0, 400, True))
+                                                    if len(inst.jobs) <= MIP_MAX_JOBS
+                                                    else ((0.3, COARSE_UNITS, False), (1.0, FINE_UNITS, False)))
     for share, units, as_mip in steps:
         left = time_limit_s * share - (time.perf_counter() - t0)
         same = (data is not None and not as_mip and any(
             r.get("lower_bound_time_unit_s") == pick_unit(data, units, FLUID_FACTOR) for r in runs))
         if left > 1.0 and not same:
+            solved = data is not None and any(r.get("lower_bound_jct_s") is not None and r.get("form") == "LP" and
+                                              r.get("lower_bound_time_unit_s") == pick_unit(data, units, FLUID_FACTOR)
+                                              for r in runs)
             r = packing_lower_bound(inst, SolveOptions(time_limit_s=left, threads=threads, seed=seed),
-                                    max_units=units, mip=as_mip, fluid_factor=FLUID_FACTOR)
+                                    max_units=units, mip=as_mip, fluid_factor=FLUID_FACTOR, lp_first=not solved)
             r["form"] = "MIP" if as_mip else "LP"
             runs.append(r)
     return runs

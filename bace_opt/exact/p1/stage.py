@@ -1,0 +1,214 @@
+"""The stage relaxation of P1's level 2 (models/placement.md section 12, issue 44): an early certified bound and a
+better start, before the walk MILP's own search.
+
+The walk model (``p1.walk``) at level 2 with its trail rows (balance, connectivity, pair cut-sets, start / end,
+orientation) and its arc rows (cost products, hop counts, bandwidth) switched off: what is left are the stage,
+speed-class, GPU-capacity, class-capacity, region-cover, whole-job, count and symmetry rows over x, u, n, s, y.
+Every row kept is a row of the walk model, so its feasible set contains the walk model's (projected) and the
+dropped cost terms (latency times q, egress times F) are >= 0 with prices >= 0: its optimum is a lower bound of
+level 2.  It is 30-100x smaller (fleet20: ~2,000 integer columns against 72,000 columns and 148,000 rows) and
+loses little (measured in docs/research/p1-bound/log.md: LP 33.200 against the walk LP 33.289 on a fresh fleet20;
+its MIP 135.14 in 10 s where the walk MILP's root bound was 132.45 after 190 s).
+
+``stage_bound``: the LP (simplex; its bound from the row duals, ``p1.lpbound.safe_dual_bound``), then the MIP
+(HiGHS's dual bound) in a share of the time, and the MIP's placement of stages (x, n).  ``repair``: that
+placement made whole (each job's blocks chained over direct links in the order of least latency, capacities
+checked): a start for the full search when it is cheaper than the one at hand.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+
+from ...solvers.base import SolveOptions
+from ...solvers.highs import set_threads
+from .lpbound import relaxation_bound
+
+log = logging.getLogger(__name__)
+
+#: the walk model's rows switched off in the stage relaxation (the trail's, then the arcs')
+TRAIL_ROWS = ("con_balance", "con_connect", "con_connect_arc", "con_pair_cut", "con_start_one", "con_end_one",
+              "con_start_used", "con_end_used", "con_entered", "con_supply_at_start", "con_supply_total",
+              "con_open_trail", "con_orient_end", "con_orient_start", "con_sym_reverse")
+ARC_ROWS = ("con_cost_product", "con_cost_product_min", "con_arcs_min", "con_arc_started", "con_whole_split",
+            "con_bandwidth", "con_reserve_class")
+#: the stage MIP gets this share of the solve's limit, at most ``STAGE_MIP_MAX_S`` (the bound is due by
+#: min(60 s, a quarter of the limit))
+STAGE_MIP_SHARE = 0.15
+STAGE_MIP_MAX_S = 45.0
+#: the repair runs only where the start is more than this (relative) above the relaxation's bound: a start that
+#: close is kept (realistic 8 x 16 seed 1: select-pack's 62.93 against the bound 62.10; the made-whole 62.38 as
+#: the start took HiGHS's level 2 from 25 s to 41-49 s)
+REPAIR_MIN_GAP = 0.02
+
+
+@dataclass
+class StageResult:
+    """The stage relaxation's figures: bounds (None: none), the MIP's stages {(j, r, c): n} and started jobs."""
+    lp_bound: float | None = None
+    mip_bound: float | None = None
+    mip_status: str = "not run"
+    mip_objective: float | None = None
+    stages: dict = field(default_factory=dict)
+    started: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def bound(self) -> float | None:
+        got = [b for b in (self.lp_bound, self.mip_bound) if b is not None and math.isfinite(b)]
+        return max(got) if got else None
+
+
+def budget(options: SolveOptions, share: float, cap: float, t_start: float) -> float | None:
+    """Seconds for a phase: ``share`` of the limit, at most ``cap``, never past what is left (None: no limit)."""
+    if options.time_limit_s is None:
+        return cap
+    left = options.time_limit_s - (time.perf_counter() - t_start)
+    return max(min(share * options.time_limit_s, cap, left), 0.0)
+
+
+def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None) -> StageResult:
+    """The stage relaxation of the walk model ``m`` (level 2 prepared: cost objective active, count fixed):
+    LP then MIP on HiGHS (module doc).  ``on_bound(bound, is_mip)`` is told each bound as it arrives.  The
+    model's rows are restored before returning."""
+    from pyomo.contrib.appsi.solvers.highs import Highs
+    t = time.perf_counter()
+    out = StageResult()
+    off = [getattr(m, n) for n in TRAIL_ROWS + ARC_ROWS if hasattr(m, n) and getattr(m, n).active]
+    for c in off:
+        c.deactivate()
+    try:
+        opt = Highs()
+        opt.highs_options.update({"random_seed": int(options.seed), "output_flag": False,
+                                  "mip_rel_gap": max(options.rel_gap, 1e-6)})
+        opt.set_instance(m)
+        h = opt._solver_model
+        h.setOptionValue("output_flag", False)
+        set_threads(h, 1)       # HiGHS sizes one task scheduler per calling thread: reset through set_threads
+        lp = relaxation_bound(h, "simplex", budget(options, 1.0, 60.0, t_start))
+        out.lp_bound = lp.bound
+        if on_bound is not None and lp.bound is not None:
+            on_bound(lp.bound, False)
+        tl = budget(options, STAGE_MIP_SHARE, STAGE_MIP_MAX_S, t_start)
+        if tl is None or tl > 0.5:
+            mip = relaxation_bound(h, "mip", tl, keep_values=True)
+            out.mip_bound, out.mip_status, out.mip_objective = mip.bound, mip.status, mip.lp_objective
+            if on_bound is not None and mip.bound is not None:
+                on_bound(mip.bound, True)
+            if mip.values is not None:
+                col = opt._pyomo_var_to_solver_var_map
+                out.stages = {k: int(round(mip.values[col[id(v)]])) for k, v in m.n.items() if id(v) in col}
+                out.started = [j for j, v in m.x.items() if id(v) in col and mip.values[col[id(v)]] > 0.5]
+    except Exception as e:      # a help, not a need: the search goes on without it
+        log.warning("P1: the stage relaxation failed: %s: %s", type(e).__name__, e)
+    finally:
+        for c in off:
+            c.activate()
+    out.seconds = time.perf_counter() - t
+    log.info("P1: stage relaxation LP %s, MIP %s (%s) in %.2f s", out.lp_bound, out.mip_bound,
+             out.mip_status, out.seconds)
+    return out
+
+
+def _direct(data, d, a: int, b: int) -> int | None:
+    """The link between regions a and b when job ``d`` may use it, else None."""
+    inst = data.inst
+    e = inst.link_index.get((inst.regions[a].name, inst.regions[b].name))
+    return e if e is not None and e in d.links else None
+
+
+def hop_route(data, d, a: int, c: int, need: float, free: dict, taken: set) -> tuple[list[int], float] | None:
+    """The route of a hop a -> c with the least latency over the direct link or one region between, on links
+    with ``need`` Gbit/s free (``free``) not yet used by this job (``taken``): (regions, latency) or None."""
+    inst = data.inst
+    best = None
+    for w in [None] + [r for r in range(len(inst.regions)) if r not in (a, c)]:
+        path = [a, c] if w is None else [a, w, c]
+        links = [_direct(data, d, u, v) for u, v in zip(path, path[1:])]
+        if any(e is None or e in taken or free.get(e, 0.0) < need for e in links):
+            continue
+        lat = sum(inst.links[e].latency_ms for e in links)
+        if best is None or lat < best[1]:
+            best = (path, lat)
+        if w is None:
+            break              # the direct link, when it fits, is taken (a detour only when it does not)
+    return best
+
+
+def chain_routes(data, d, regions: list[int], need: float, free: dict) -> list[list[int]] | None:
+    """The order of ``regions`` (a job's blocks) and a route per hop (``hop_route``) with the least latency in
+    total (every order up to 6 regions, else each region first with the nearest next); None when none fits."""
+    if len(regions) == 1:
+        return [list(regions)]
+    orders = itertools.permutations(regions) if len(regions) <= 6 else \
+        [tuple([s0] + sorted(set(regions) - {s0})) for s0 in regions]
+    best, best_lat = None, math.inf
+    for o in orders:
+        routes, taken, lat = [], set(), 0.0
+        for a, c in zip(o, o[1:]):
+            got = hop_route(data, d, a, c, need, free, taken)
+            if got is None:
+                break
+            routes.append(got[0])
+            taken.update(_direct(data, d, u, v) for u, v in zip(got[0], got[0][1:]))
+            lat += got[1]
+        else:
+            if lat < best_lat:
+                best, best_lat = routes, lat
+    return best
+
+
+def stage_plans(data, stage: StageResult) -> list | None:
+    """The relaxation's placement as plans: each started job's blocks with its stages, chained and routed
+    (``chain_routes``) on the bandwidth the jobs before it left (dearest jobs first); None when a job cannot be
+    routed or a region's free GPUs would be exceeded (the walk model's P1.13 and P1.36 rows hold by
+    construction)."""
+    from ... import formulas as F
+    from ...schedule import Block, Hop, JobPlan
+    inst = data.inst
+    by_job: dict = {}
+    for (j, r, _c), k in stage.stages.items():
+        if k > 0:
+            by_job.setdefault(j, {}).setdefault(r, 0)
+            by_job[j][r] += k
+    started = set(stage.started)
+    free = dict(data.free_gbps)
+    gpus: dict = {}
+    plans = []
+    for d in sorted((d for d in data.jobs if d.j in started), key=lambda d: -d.job.gpus):
+        placed = by_job.get(d.j, {})
+        if sum(placed.values()) != d.S:
+            return None
+        names = [inst.regions[r].name for r in sorted(placed)]
+        b = F.demand_gbps(d.job, F.tau_s(inst, d.job, names))
+        routes = chain_routes(data, d, sorted(placed), b, free)
+        if routes is None:
+            return None
+        order = [rt[0] for rt in routes] + ([routes[-1][-1]] if len(placed) > 1 else [])
+        hops = []
+        for rt in (routes if len(placed) > 1 else []):
+            for u, v in zip(rt, rt[1:]):
+                free[_direct(data, d, u, v)] -= b
+            hops.append(Hop(tuple(inst.regions[v].name for v in rt), b))
+        for r in order:
+            gpus[r] = gpus.get(r, 0) + placed[r] * d.job.gpus_per_stage
+        plans.append(JobPlan(d.job.name, "done", data.t0, tuple(Block(inst.regions[r].name, placed[r])
+                                                                    for r in order), tuple(hops)))
+    if any(v > data.free_gpus[data.region_names[r]] for r, v in gpus.items()):
+        return None
+    return plans
+
+
+def repair(data, stage: StageResult):
+    """The stage relaxation's placement made whole (``stage_plans``) and encoded for the walk model
+    (``p1.solution.solution_from_plans``), or None."""
+    from .solution import solution_from_plans
+    try:
+        plans = stage_plans(data, stage)
+        return solution_from_plans(data, plans) if plans else None
+    except Exception as e:      # a start is a help: never let it break the solve
+        log.warning("P1: the stage relaxation's placement was not made whole: %s: %s", type(e).__name__, e)
+        return None
