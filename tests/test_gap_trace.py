@@ -97,3 +97,16 @@ def test_cli_gap_on_a_trace_exits_0_from_the_online_part(cli, loaded, tmp_path):
         assert 0 < p["online"]["jct_lower_bound_s"] <= p["online"]["mean_jct_s"]
     r = cli("gap", path, "--skip-p1")
     assert r.returncode == 2 and "--skip-p1 needs --online" in r.stderr
+
+
+def test_the_price_window_cost_bound_is_below_every_policy_and_exact_on_a_step_price(loaded, report):
+    from bace_opt.formulas import price_curves
+    for p in report.policies:
+        assert 0 < report.bracket["cost_lower_bound_usd"] <= p.online.cost_usd + 1e-9
+    curve = next(c for c in price_curves(loaded).values() if c.values is not None)
+    for length, after in ((1800.0, 0.0), (5000.0, 7200.5), (40 * 3600.0, -100.0), (3600.0, 1e7)):
+        end = curve.start + curve.step * len(curve.values) + 1.0
+        grid = [after + 300.0 * k for k in range(int(max(end - after, 0.0) // 300.0) + 2)]
+        brute = min(curve.integral(s, s + length) for s in grid)         # every start on a 300 s grid
+        m = O.min_window_integral(curve, length, after)
+        assert brute - 2 * 300.0 * curve.values.max() - 1e-9 <= m <= brute + 1e-9

@@ -26,7 +26,10 @@ policy's whole run against ``trace_figures``, which scale to the trace:
   JCT - mean_j R_j, the same constant subtracted from every schedule's mean JCT, so the JCT bracket gives the
   wait bracket: lower bound max(JCT bound - mean R, 0), best found JCT best - mean R.  (Not the queueing delay
   ``avg_wait_s`` of the metrics, start minus arrival: this one also counts a run slower than the fastest.)
-* cost lower bound: every job at its cheapest rate for its shortest run time (``job_modes``), as ``p2_figures``.
+* cost lower bound: the larger of every job at its cheapest rate for its shortest run time (``job_modes``, as
+  ``p2_figures``; 0 where a region's price touches 0, as the shipped European series do) and, where no price is
+  negative, every job for its shortest run time in its cheapest price window after arrival
+  (``windowed_cost_bounds``).
 
 ``Timeline`` records the bound and the incumbent as the stages move (``{t_s, bound, incumbent, bound_source}``,
 the field names of the P1 solve's ``timeline``).
@@ -122,6 +125,58 @@ def shortest_runs(inst: Instance) -> tuple[list[float], list[float]] | None:
     return runs, costs
 
 
+def min_window_integral(curve, length: float, after: float) -> float:
+    """min over starts s >= ``after`` of the integral of the price over [s, s + length) (USD/kWh x s), exact for a
+    step price (``formulas.PriceCurve``: the first value before its start, the last after its end): the integral
+    is piecewise linear in s, so its minimum lies where s or s + length meets a step, or at s = ``after``."""
+    import numpy as np
+    if curve.values is None:
+        return curve.constant * length
+    edges = curve.start + curve.step * np.arange(len(curve.values) + 1)
+    s = np.concatenate(([after], edges, edges - length))
+    s = s[s >= after]
+    return float(np.min(_cum_price(curve, edges, s + length) - _cum_price(curve, edges, s)))
+
+
+def _cum_price(curve, edges, t):
+    """The price's integral from the curve's start to each t (vectorised ``PriceCurve.integral``)."""
+    import numpy as np
+    v = curve.values
+    out = np.interp(t, edges, curve.cum)
+    out = np.where(t < edges[0], (t - edges[0]) * v[0], out)
+    return np.where(t > edges[-1], curve.cum[-1] + (t - edges[-1]) * v[-1], out)
+
+
+def windowed_cost_bounds(inst: Instance, runs: Sequence[float]) -> list[float] | None:
+    """Per job, a lower bound on its electricity (USD) that sees the price over time: its stages on the regions
+    whose cheapest window of its shortest run time R_j (from its arrival on) costs least, cheapest first within
+    each region's capacity.  Valid when no price is negative: any run lasts at least R_j on the same GPUs, and
+    cutting it to its first R_j s (at prices >= 0) only lowers its cost, which is then at least the cheapest
+    window's.  None when some price is negative (then only ``job_modes``' bound holds)."""
+    from ..formulas import price_curves
+    curves = price_curves(inst)
+    if any(min(c.values) < 0 if c.values is not None else c.constant < 0 for c in curves.values()):
+        return None
+    out = []
+    for job, rj in zip(inst.jobs, runs):
+        elig = [r for r in inst.eligible_regions(job) if inst.region(r).gpus >= job.gpus_per_stage]
+        per_stage = []
+        for r in elig:
+            reg = inst.region(r)
+            kw = job.gpus_per_stage * inst.gpu_types[reg.gpu_type].power_w * reg.pue / 1000.0
+            per_stage.append((kw * min_window_integral(curves[r], rj, job.arrival_s) / 3600.0,
+                              min(job.stages, reg.gpus // job.gpus_per_stage)))
+        left, usd = job.stages, 0.0
+        for c, cap in sorted(per_stage):
+            k = min(left, cap)
+            usd += k * c
+            left -= k
+            if not left:
+                break
+        out.append(usd)
+    return out
+
+
 def mean_shortest_run_s(inst: Instance) -> float | None:
     """mean_j R_j: the floor of the mean JCT, and what a JCT figure loses to become a waiting-time figure."""
     sr = shortest_runs(inst)
@@ -179,8 +234,13 @@ def trace_figures(inst: Instance, time_limit: float, threads=None, runs: Sequenc
         rs, cs = sr
         rmean = math.fsum(rs) / len(rs)
         tl.add(rmean, None, SOURCE_FLOOR)
+        wc = windowed_cost_bounds(inst, rs)
         out.update(cost_lower_bound_usd=math.fsum(cs),
                    cost_lower_bound_kind="each job at its cheapest rate for its shortest run time")
+        if wc is not None and math.fsum(wc) > math.fsum(cs):
+            out.update(cost_lower_bound_usd=math.fsum(wc),
+                       cost_lower_bound_kind="each job for its shortest run time in the cheapest price window "
+                                             "after its arrival, cheapest regions first")
     ok = [(name, sched) for name, sched, good in runs if good]
     best = [(sched.metrics["avg_jct_s"], name, sched) for name, sched in ok]
     for v, _, _ in best:
