@@ -54,6 +54,9 @@ WINDOW_JOBS = 30
 WINDOW_UNITS = 400
 #: trace_figures' share of its time for the windowed relaxation (the list scheduler's search gets the rest)
 WINDOWS_SHARE = 0.5
+#: the share of the list scheduler's time kept for what follows its search (its last list schedule, building
+#: and pricing the schedule: seconds at 300 jobs), so that its result arrives before the deadline
+LIST_RESERVE = 0.15
 #: a stage that would get less time than this is skipped, with a note
 MIN_STAGE_S = 1.0
 
@@ -289,11 +292,12 @@ def _list_search(inst: Instance, budget: float, warm: Sequence, seed: int, notes
     from ..evaluate import evaluate
     from ..exact.p2.scale import best_list_schedule
     try:
-        with clock.scope(budget), clock.raise_at_deadline("the list scheduler's set-up"):
-            ls = best_list_schedule(inst, max(clock.left(budget) - 0.5, 0.0), warm=warm, seed=seed,
-                                    search="local")
+        with clock.scope(budget), clock.raise_at_deadline("the list scheduler's search"):
+            ls = best_list_schedule(inst, max(clock.left(budget) * (1.0 - LIST_RESERVE) - 2.0, 0.0), warm=warm,
+                                    seed=seed, search="local")
     except clock.DeadlineReached as e:
         notes.append(f"the list scheduler's search did not finish ({e}): the best schedule is a policy's run")
+        log.info("gap: %s", notes[-1])
         return None
     s = ls["schedule"]
     if s is None:
