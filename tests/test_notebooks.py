@@ -17,7 +17,8 @@ DRAWS = ("plt.show()", ".plot(inst", "plot_placement(", "plot_timeline(", "Image
 def test_the_notebooks_are_there():
     names = [p.name for p in NOTEBOOKS]
     assert {"01-quickstart.ipynb", "02-optimality-gaps.ipynb", "03-paper-reproduction.ipynb",
-            "04-optical-cba.ipynb", "05-where-heuristics-fail.ipynb", "06-your-own-policy.ipynb"} <= set(names)
+            "04-optical-cba.ipynb", "05-where-heuristics-fail.ipynb", "06-your-own-policy.ipynb",
+            "07-real-traces.ipynb"} <= set(names)
 
 
 def drawing_cells(nb):

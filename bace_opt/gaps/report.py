@@ -44,11 +44,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .._format import pct, short, shown
+from .._format import short
 from ..errors import InputError
 from ..options import check_solve_options
 from ..instance import Instance
 from .decompose import GapDecomposition, Solve, decompose, heuristic_epoch, solve_p1
+from .text import distance_sentence  # noqa: F401  (re-exported: it was defined here)
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ POOL_SHARE = 0.1
 COST_AT_JCT_SHARE = 0.25
 #: a step of the online part that would get less time than this is skipped (its build alone would overrun)
 MIN_STEP_S = 0.5
+#: above this many jobs (and on every trace instance) the online bracket is ``online.trace_figures``
+TRACE_BRACKET_JOBS = 100
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,30 @@ class OnlineGap:
     cost_lower_bound_usd: float | None
     #: P2.40: the least cost of any schedule with a mean JCT at most this policy's (None: not computed)
     cost_at_jct_lower_bound_usd: float | None = None
+    #: mean_j R_j, every job's shortest run time (``gaps.online``): JCT minus it is the mean waiting time
+    mean_shortest_run_s: float | None = None
+
+    @property
+    def mean_wait_s(self) -> float | None:
+        """Mean waiting time: mean JCT minus the mean shortest run time (each job's JCT minus its R_j)."""
+        if self.mean_jct_s is None or self.mean_shortest_run_s is None:
+            return None
+        return max(self.mean_jct_s - self.mean_shortest_run_s, 0.0)
+
+    @property
+    def wait_lower_bound_s(self) -> float | None:
+        """Certified lower bound on the mean waiting time of any schedule: the JCT bound minus the same constant,
+        at least 0."""
+        if self.jct_lower_bound_s is None or self.mean_shortest_run_s is None:
+            return None
+        return max(self.jct_lower_bound_s - self.mean_shortest_run_s, 0.0)
+
+    @property
+    def wait_best_s(self) -> float | None:
+        """Mean waiting time of the best schedule found."""
+        if self.jct_best_s is None or self.mean_shortest_run_s is None:
+            return None
+        return max(self.jct_best_s - self.mean_shortest_run_s, 0.0)
 
     @property
     def complete(self) -> bool:
@@ -116,7 +143,7 @@ class OnlineGap:
 @dataclass(frozen=True)
 class PolicyGap:
     policy: str
-    p1: GapDecomposition
+    p1: GapDecomposition | None        # None: the P1 part was skipped (``GapReport.p1_skipped``)
     online: OnlineGap | None = None
 
 
@@ -126,12 +153,20 @@ class GapReport:
     P2 figures they were measured against (``bracket``)."""
     instance: str
     jobs: int
-    t0_s: float
-    optimum: Solve
+    t0_s: float | None
+    optimum: Solve | None              # None: the P1 part was skipped
     policies: list[PolicyGap]
     bracket: dict | None = None
     wall_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: why the P1 part was skipped (None: it ran)
+    p1_skipped: str | None = None
+
+    @property
+    def online_certified(self) -> bool:
+        """Every policy's online bracket has a certified mean-JCT lower bound (> 0)."""
+        return bool(self.policies) and all(p.online is not None and (p.online.jct_lower_bound_s or 0.0) > 0
+                                           for p in self.policies)
 
     def __getitem__(self, policy: str) -> PolicyGap:
         for p in self.policies:
@@ -140,8 +175,10 @@ class GapReport:
         raise KeyError(policy)
 
     def to_dict(self) -> dict:
-        return {"instance": self.instance, "jobs": self.jobs, "t0_s": self.t0_s, "optimum": asdict(self.optimum),
-                "optimum_proven": self.optimum.proven,
+        return {"instance": self.instance, "jobs": self.jobs, "t0_s": self.t0_s,
+                "optimum": None if self.optimum is None else asdict(self.optimum),
+                "optimum_proven": None if self.optimum is None else self.optimum.proven,
+                "p1_skipped": self.p1_skipped, "online_certified": self.online_certified,
                 "policies": [_policy_dict(p) for p in self.policies], "bracket": self.bracket,
                 "wall_s": self.wall_s, "notes": list(self.notes)}
 
@@ -158,12 +195,13 @@ class GapReport:
         return pd.DataFrame(rows).set_index("policy")
 
     def summary(self) -> str:
-        return "\n".join(_summary_lines(self))
+        from .text import summary_lines
+        return "\n".join(summary_lines(self))
 
 
 def _policy_dict(p: PolicyGap) -> dict:
     g = p.p1
-    d = {"policy": p.policy, "jobs_started": g.heuristic_jobs, "optimum_jobs": g.optimum.jobs,
+    d = {"policy": p.policy, "p1_skipped": True} if g is None else {"policy": p.policy, "jobs_started": g.heuristic_jobs, "optimum_jobs": g.optimum.jobs,
          "admissions_lost": g.admissions_lost, "cost_usd": g.heuristic_cost_usd,
          "optimum_cost_usd": g.optimum.cost_usd, "cost_gap": g.cost_gap, "selection_gap": g.selection_gap,
          "placement_gap": g.placement_gap, "gap_proven": g.proven, "split_proven": g.split_proven,
@@ -173,7 +211,8 @@ def _policy_dict(p: PolicyGap) -> dict:
         o = p.online
         d["online"] = dict(asdict(o), complete=o.complete, jct_gap_at_most=o.jct_gap_at_most,
                            jct_gap_at_least=o.jct_gap_at_least, cost_gap_at_most=o.cost_gap_at_most,
-                           cost_gap_at_jct_at_most=o.cost_gap_at_jct_at_most)
+                           cost_gap_at_jct_at_most=o.cost_gap_at_jct_at_most, mean_wait_s=o.mean_wait_s,
+                           wait_lower_bound_s=o.wait_lower_bound_s, wait_best_s=o.wait_best_s)
     return d
 
 
@@ -186,7 +225,7 @@ OPTIMUM_SHARE = 0.5
 def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, solver: str = "highs",
         online: bool = False, online_time_limit: float | None = None,
         policy_options: Mapping[str, Any] | None = None, threads: int | None = None,
-        engine: str = "auto") -> GapReport:
+        engine: str = "auto", p1: bool | None = None) -> GapReport:
     """How far each policy is from optimal on ``inst`` (module doc).  ``policy``: a registered name, a
     ``package.module:Class`` spec, a policy object, or a list of them (``policy_options`` apply to names and
     specs).  ``time_limit``: the wall-clock limit of the whole call (s): the P1 optimum, each policy's decision
@@ -194,7 +233,9 @@ def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, 
     each step takes its share of what is left).  ``online_time_limit``: a cap on the online part inside
     ``time_limit`` (default: ``ONLINE_SHARE`` of it; the P1 part gets the rest, and the online part whatever the
     P1 part leaves, up to the cap).  ``engine``: the P1 engine of every exact P1 solve ("auto", "walk" or "cg":
-    ``exact.placement.solve_placement``)."""
+    ``exact.placement.solve_placement``).  ``p1``: run the one-epoch P1 part (None: yes, except with ``online``
+    on a trace instance, ``gaps.online.is_trace``, where one decision epoch over a week of arrivals means
+    nothing; skipped, the online part gets the whole limit and the trace-scale bracket ``online.trace_figures``)."""
     from .. import clock
     specs = list(policy) if isinstance(policy, (list, tuple)) else [policy]
     if not specs:
@@ -207,6 +248,7 @@ def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, 
     from ..exact.p1.backend import ENGINES
     if engine not in ENGINES:
         raise InputError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
+    skip = _p1_skipped(inst, online, p1)
     t_start = time.perf_counter()
     with clock.scope(time_limit):
         pols = [_policy(s, dict(policy_options or {})) for s in specs]
@@ -214,14 +256,35 @@ def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, 
         if len(set(names)) != len(names):
             raise InputError(f"gap: policies named twice: "
                              f"{', '.join(sorted({n for n in names if names.count(n) > 1}))}")
-        cap = (online_time_limit if online_time_limit is not None else ONLINE_SHARE * time_limit) if online else 0.0
-        with clock.scope(max(clock.left(time_limit) - cap, 0.0)):
-            report = _p1_part(inst, pols, solver, engine)
+        if skip:
+            report = GapReport(inst.name, len(inst.jobs), None, None, [PolicyGap(n, None) for n in names],
+                               p1_skipped=skip)
+            cap = online_time_limit if online_time_limit is not None else time_limit
+        else:
+            cap = (online_time_limit if online_time_limit is not None else ONLINE_SHARE * time_limit) if online \
+                else 0.0
+            with clock.scope(max(clock.left(time_limit) - cap, 0.0)):
+                report = _p1_part(inst, pols, solver, engine)
         if online:
             _online(inst, report, pols, min(cap, clock.left(cap)) if online_time_limit is not None
                     else clock.left(cap), threads)
     report.wall_s = time.perf_counter() - t_start
     return report
+
+
+def _p1_skipped(inst: Instance, online: bool, p1: bool | None) -> str | None:
+    """Why the P1 part is skipped (``gap``'s ``p1``), or None."""
+    from .online import is_trace
+    if p1 is None:
+        p1 = not (online and is_trace(inst))
+    if p1:
+        return None
+    if not online:
+        raise InputError("gap: p1=False leaves nothing to measure without online=True")
+    if is_trace(inst):
+        return ("a trace instance: one decision epoch with every job arrived and every resource free means "
+                "nothing over a week of arrivals; the online part measures the whole run")
+    return "skipped on request (p1=False / --skip-p1)"
 
 
 def stage(what: str) -> None:
@@ -286,15 +349,24 @@ def _online_in(inst: Instance, report: GapReport, pols: Sequence[Any], time_limi
         runs.append((pol.name, sched, complete))
     # the cost-at-its-JCT LPs first (they need only the runs), within their share; the P2 figures get the rest
     at_jct = cost_at_jct_bounds(inst, runs, min(time_limit * COST_AT_JCT_SHARE, _left(deadline)), threads)
-    stage(f"online: the P2 bracket (up to {short(_left(deadline), 's')})")
-    report.bracket = bracket = p2_figures(inst, _left(deadline), threads, runs)
+    from .online import is_trace, mean_shortest_run_s, trace_figures
+    scale = is_trace(inst) or len(inst.jobs) > TRACE_BRACKET_JOBS
+    stage(f"online: the {'trace-scale ' if scale else ''}P2 bracket (up to {short(_left(deadline), 's')})")
+    report.bracket = bracket = (trace_figures if scale else p2_figures)(inst, _left(deadline), threads, runs)
     report.notes.extend(bracket.pop("notes", []))
     bracket.pop("jct_best_schedule", None)
+    if "mean_shortest_run_s" not in bracket:
+        bracket["mean_shortest_run_s"] = rmean = mean_shortest_run_s(inst)
+        lo, hi = bracket.get("jct_lower_bound_s"), bracket.get("jct_best_s")
+        bracket["wait_lower_bound_s"] = None if lo is None or rmean is None else max(lo - rmean, 0.0)
+        bracket["wait_best_s"] = None if hi is None or rmean is None else max(hi - rmean, 0.0)
+    lo, hi = bracket.get("jct_lower_bound_s"), bracket.get("jct_best_s")
+    bracket["jct_bracket_width"] = hi / lo - 1.0 if lo and hi is not None else None
     for i, (name, sched, _) in enumerate(runs):
         m = sched.metrics
         og = OnlineGap(len(inst.jobs), int(m["jobs_done"]), m.get("avg_jct_s"), objective_cost_usd(inst, m),
                        bracket.get("jct_lower_bound_s"), bracket.get("jct_best_s"),
-                       bracket.get("cost_lower_bound_usd"), at_jct.get(name))
+                       bracket.get("cost_lower_bound_usd"), at_jct.get(name), bracket.get("mean_shortest_run_s"))
         report.policies[i] = PolicyGap(name, report.policies[i].p1, og)
 
 
@@ -417,98 +489,3 @@ def _upper(inst: Instance, budget: float, threads, runs: Sequence[tuple], seed: 
     b = min(best, key=lambda x: x[0]) if best else (None, None, None)
     out.update(jct_best_s=b[0], jct_best_from=b[1], jct_best_schedule=b[2])
     out["cost_best_usd"], out["cost_best_from"] = min(costs) if costs else (None, None)
-
-
-# ---------------------------------------------------------------------------- text
-
-def _summary_lines(r: GapReport) -> list[str]:
-    o = r.optimum
-    lines = [f"gap on {shown(r.instance)} ({r.jobs} jobs): one decision at t0 = {short(r.t0_s, 's')}, every resource free",
-             f"P1 optimum: {short(o.jobs)} jobs started, cost {short(o.cost_usd, 'USD')}, {o.status} "
-             f"(bound {short(o.bound_usd, 'USD')}), solved in {short(o.wall_s, 's')}"]
-    head = ("policy", "jobs started", "cost", "cost gap", "selection", "placement", "proven")
-    rows = [head]
-    for p in r.policies:
-        g = p.p1
-        lost = "" if not g.admissions_lost else f" ({g.admissions_lost} lost)"
-        rows.append((p.policy, f"{g.heuristic_jobs} of {short(o.jobs)}{lost}", short(g.heuristic_cost_usd, "USD"),
-                     _cost_gap_cell(g), pct(g.selection_gap), pct(g.placement_gap),
-                     _proven(g)))
-    lines += _table(rows)
-    if not o.proven and o.certified:
-        lines.append(f"the optimum is not proven ({o.status}, engine {o.engine or '-'}): each cost gap is certified, "
-                     f"at most against the bound {short(o.bound_usd, 'USD')}, at least against the best placement "
-                     f"found {short(o.cost_usd, 'USD')}")
-    elif not o.proven:
-        lines.append(f"no gap: the optimum is not proven ({o.status}) and no bound was reached"
-                     + ("" if o.count_proven else " (the most jobs that can start is not proven)"))
-    if any(p.online for p in r.policies):
-        b = r.bracket or {}
-        lines += ["", "online (whole run, queue mode), against certified P2 figures:",
-                  f"  mean JCT: lower bound {short(b.get('jct_lower_bound_s'), 's')} "
-                  f"({b.get('jct_lower_bound_kind') or 'none'}), best schedule found "
-                  f"{short(b.get('jct_best_s'), 's')}",
-                  f"  cost: lower bound {short(b.get('cost_lower_bound_usd'), 'USD')} ({b.get('cost_lower_bound_kind')})",
-                  "  least cost at its JCT: no schedule at least as fast as the policy costs less (P2.40, "
-                  "models/schedule.md 8.5)"]
-        rows = [("policy", "jobs done", "mean JCT", "above optimum", "cost", "above optimum (cost)",
-                 "above least cost at its JCT")]
-        for p in r.policies:
-            og = p.online
-            if og is None:
-                continue
-            rng = f"<= {pct(og.jct_gap_at_most)}"
-            if og.jct_gap_at_least:
-                rng = f"{pct(og.jct_gap_at_least)} .. {pct(og.jct_gap_at_most)}"
-            if not og.complete:
-                rng = "- (unfinished jobs)"
-            rows.append((p.policy, f"{og.jobs_done} of {og.jobs}", short(og.mean_jct_s, "s"), rng,
-                         short(og.cost_usd, "USD"),
-                         "- (unfinished jobs)" if not og.complete else f"<= {pct(og.cost_gap_at_most)}",
-                         "-" if og.cost_gap_at_jct_at_most is None else f"<= {pct(og.cost_gap_at_jct_at_most)}"))
-        lines += _table(rows)
-        lines += [""] + [f"  {line}" for p in r.policies if p.online is not None
-                         for line in [distance_sentence(p.policy, p.online)]]
-    lines += [f"note: {n}" for n in r.notes]
-    return lines
-
-
-def distance_sentence(policy: str, og: OnlineGap) -> str:
-    """A policy's distance from the optimal whole run, in words: "at most x % above optimal" against the certified
-    lower bound, "at least y %" against the best schedule found (a schedule the evaluator accepted)."""
-    if not og.complete:
-        return (f"{policy}: left {og.jobs - og.jobs_done} of {og.jobs} jobs unfinished, so it is not ranked on its "
-                "mean JCT")
-    if og.jct_gap_at_most is None:
-        return f"{policy}: no certified lower bound, so no distance from optimal"
-    out = f"{policy}: mean JCT at most {pct(og.jct_gap_at_most)} above optimal (against the certified lower bound)"
-    if og.jct_gap_at_least is not None:
-        out += (f", at least {pct(og.jct_gap_at_least)} above it (against the best schedule found)"
-                if og.jct_gap_at_least > 0 else ", and no worse than the best schedule found")
-    return out
-
-
-def _cost_gap_cell(g: GapDecomposition) -> str:
-    """The cost gap, or its certified range when the optimum is not proven ("0.4 % .. 1.2 %", "<= 1.2 %")."""
-    if g.cost_gap is not None or g.cost_gap_at_most is None:
-        return pct(g.cost_gap)
-    if g.cost_gap_at_least:
-        return f"{pct(g.cost_gap_at_least)} .. {pct(g.cost_gap_at_most)}"
-    return f"<= {pct(g.cost_gap_at_most)}"
-
-
-def _proven(g: GapDecomposition) -> str:
-    if g.cost_gap_at_most is not None and g.cost_gap is None:
-        return "certified"
-    if g.split_proven:
-        return "yes"
-    if g.proven:
-        return "cost gap only"
-    if (g.optimum.proven or g.optimum.count_proven) and g.admissions_lost:
-        return "yes (admissions)"
-    return "no"
-
-
-def _table(rows: list[tuple]) -> list[str]:
-    w = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(str(c).ljust(w[i]) for i, c in enumerate(row)).rstrip() for row in rows]
