@@ -140,3 +140,19 @@ def test_packing_mip_has_its_lp_bound_first():
     assert mip["lower_bound_lp_first"] == pytest.approx(lp, rel=1e-6)
     assert mip["lower_bound_lp_first"] <= lp * (1 + 1e-12)      # the safe value is never above the LP's own
     assert mip["lower_bound_jct_s"] >= mip["lower_bound_lp_first"]
+
+
+def test_a_solve_in_a_worker_thread_proves_every_level():
+    """The stage relaxation's HiGHS sizes the calling thread's task scheduler; a later level solved in the same
+    thread (a Dask or race worker runs P1 outside the main thread) must still prove its optimum."""
+    import threading
+    import bace_opt as bo
+    from bace_opt.bench.suites import specs_for
+    from bace_opt.bench.tasks import build_instance
+    spec = [s for s in specs_for("gap", "small") if s.size == "3r-3j" and s.seed == 1][0]
+    inst = build_instance(spec)
+    out = {}
+    t = threading.Thread(target=lambda: out.update(s=bo.solve(inst, problem="placement", time_limit=60)))
+    t.start()
+    t.join()
+    assert out["s"].solver.status == "optimal", out["s"].solver.message

@@ -87,7 +87,10 @@ def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None) -> Stag
         opt.set_instance(m)
         h = opt._solver_model
         h.setOptionValue("output_flag", False)
-        set_threads(h, 1)       # HiGHS sizes one task scheduler per calling thread: reset through set_threads
+        # HiGHS sizes one task scheduler per calling thread, by its first solve: the same count as every other solve
+        # of this P1 (solvers.highs.solve_pyomo), or a later solve run in this same thread (a Dask or race worker
+        # thread) ends "unknown"
+        set_threads(h, options.threads)
         lp = relaxation_bound(h, "simplex", budget(options, 1.0, 60.0, t_start))
         out.lp_bound = lp.bound
         if on_bound is not None and lp.bound is not None:
