@@ -39,11 +39,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ..exact.p1.certify import Timeline as SolveTimeline
 from ..instance import Instance
 
 log = logging.getLogger(__name__)
@@ -64,54 +64,19 @@ MIN_STAGE_S = 1.0
 SOURCE_NONE = "none"
 SOURCE_FLOOR = "floor: every job at its shortest run time after arrival"
 SOURCE_WINDOWS = "packing relaxation (P2.35-P2.38, LP) by windows of arrivals, floor elsewhere"
+TRACE_SOURCES = (SOURCE_FLOOR, SOURCE_WINDOWS, SOURCE_NONE)
+
+
+@dataclass
+class Timeline(SolveTimeline):
+    """The trace bracket's time line: the P1 solve's (``exact.p1.certify.Timeline``, one schema), with the trace
+    bracket's bound sources."""
+    sources: tuple = TRACE_SOURCES
 
 
 def is_trace(inst: Instance) -> bool:
     """True for an instance built from a trace (``builders.trace``: ``meta["trace"]``)."""
     return isinstance((inst.meta or {}).get("trace"), dict)
-
-
-@dataclass(frozen=True)
-class TimePoint:
-    """One point of a bracket's time line: seconds since it started, the best certified bound and the best
-    incumbent known then (None: none yet), and where the bound came from."""
-    t_s: float
-    bound: float | None
-    incumbent: float | None
-    bound_source: str
-
-    def as_dict(self) -> dict:
-        return {"t_s": round(self.t_s, 3), "bound": self.bound, "incumbent": self.incumbent,
-                "bound_source": self.bound_source}
-
-
-@dataclass
-class Timeline:
-    """The best certified bound and incumbent of one objective (here mean JCT, s) as the stages move: ``add``
-    keeps the best of each (a bound only rises, an incumbent only falls) and appends a point when either moved."""
-    t_start: float = field(default_factory=time.perf_counter)
-    points: list[TimePoint] = field(default_factory=list)
-    bound: float | None = None
-    incumbent: float | None = None
-    source: str = SOURCE_NONE
-
-    def __post_init__(self):
-        self._lock = threading.Lock()
-
-    def add(self, bound: float | None, incumbent: float | None, source: str | None = None) -> None:
-        with self._lock:
-            moved = False
-            if bound is not None and math.isfinite(bound) and (self.bound is None or bound > self.bound):
-                self.bound, self.source, moved = float(bound), source or SOURCE_NONE, True
-            if incumbent is not None and math.isfinite(incumbent) and \
-                    (self.incumbent is None or incumbent < self.incumbent):
-                self.incumbent, moved = float(incumbent), True
-            if moved or not self.points:
-                self.points.append(TimePoint(time.perf_counter() - self.t_start, self.bound, self.incumbent,
-                                             self.source))
-
-    def as_list(self) -> list[dict]:
-        return [p.as_dict() for p in self.points]
 
 
 def shortest_runs(inst: Instance) -> tuple[list[float], list[float]] | None:

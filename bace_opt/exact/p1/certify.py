@@ -169,14 +169,16 @@ class Timeline:
     bound: float | None = None
     incumbent: float | None = None
     source: str = SOURCE_NONE
+    #: the fixed vocabulary of ``bound_source`` (P1's by default; the trace bracket of ``gaps.online`` has its own)
+    sources: tuple = BOUND_SOURCES
 
     def __post_init__(self):
         self._lock = threading.Lock()
 
     def add(self, bound: float | None, incumbent: float | None, source: str | None = None) -> None:
-        """A bound (from ``source``, one of ``BOUND_SOURCES``) and / or an incumbent known now."""
-        if bound is not None and source not in BOUND_SOURCES:
-            raise ValueError(f"bound source {source!r} is not one of BOUND_SOURCES")
+        """A bound (from ``source``, one of ``sources``) and / or an incumbent known now."""
+        if bound is not None and source not in self.sources:
+            raise ValueError(f"bound source {source!r} is not one of {self.sources}")
         with self._lock:
             moved = False
             if bound is not None and math.isfinite(bound) and (self.bound is None or bound > self.bound):
