@@ -73,6 +73,23 @@ def test_certify_levels_raises_a_missing_or_infinite_bound(optima):
     assert certify_levels(data, lv)[1]["bound"] is None and lv[1]["bound_source"] == SOURCE_NONE
 
 
+
+def test_certify_levels_drops_a_bound_a_feasible_placement_refutes(optima):
+    """A bound above the cost of a feasible placement is wrong (a cut stronger than the problem): it is listed
+    as a conflict and dropped, and an 'optimal' resting on it is demoted; never capped to the incumbent.  A bound
+    above it within the numerical tolerance still proves it."""
+    _, data, z1, z2 = optima[0]
+    lv = [{"level": 1, "status": "optimal", "objective": float(z1)},
+          {"level": 2, "status": "optimal", "objective": z2, "bound": z2 * 1.05, "gap": 0.0, "message": None}]
+    certify_levels(data, lv)
+    assert lv[1]["status"] == "feasible" and "refuted" in lv[1]["message"]
+    assert lv[1]["bound_conflicts"] == [{"bound": z2 * 1.05, "bound_source": SOURCE_SEARCH, "incumbent": z2}]
+    assert lv[1]["bound"] == pytest.approx(cost_floor(data, z1)) and lv[1]["bound"] < z2
+    lv = [{"level": 1, "status": "optimal", "objective": float(z1)},
+          {"level": 2, "status": "optimal", "objective": z2, "bound": z2 * (1 + 1e-8), "gap": 0.0}]
+    certify_levels(data, lv)
+    assert lv[1]["status"] == "optimal" and lv[1]["bound"] == z2 and "bound_conflicts" not in lv[1]
+
 def test_engine_rule():
     data = PlacementData(bo.load_instance(PAPER[0]))
     assert pb.choose_engine(data, "highs", "auto")[0] == "walk"

@@ -131,11 +131,12 @@ def certify_levels(data: PlacementData, lv: list[dict], timeline: "Timeline | No
         floor = cost_floor(data, int(round(r1["objective"])))
         if floor is not None:
             cands.append((floor, SOURCE_FLOOR))
+    obj = r2.get("objective")
+    cands = _drop_conflicts(r2, cands, obj)
     if not cands:
         r2["bound_source"] = SOURCE_NONE
         return lv
     best, src = max(cands, key=lambda c: c[0])       # the first listed wins a tie (the engine's own)
-    obj = r2.get("objective")
     if obj is not None and best > obj:               # a bound above the incumbent proves it (within the tolerance)
         best = obj
     r2["bound"], r2["bound_source"] = best, src
@@ -143,6 +144,33 @@ def certify_levels(data: PlacementData, lv: list[dict], timeline: "Timeline | No
     if timeline is not None:
         timeline.add(best, obj, src)
     return lv
+
+
+#: a bound may exceed a feasible placement's cost by this much (relative; numerical tolerance) and still prove it;
+#: beyond it the bound is wrong (a cut or relaxation stronger than the problem): it is dropped, never capped
+CONFLICT_TOL = 1e-6
+
+
+def _drop_conflicts(r2: dict, cands: list, obj) -> list:
+    """The bounds of ``cands`` that a feasible placement of cost ``obj`` does not refute.  A bound above it
+    (beyond ``CONFLICT_TOL``) cannot be valid: it is logged, listed in ``r2["bound_conflicts"]`` and dropped, and
+    a level the engine called optimal on that bound alone is demoted to feasible (``certify_levels`` then
+    recomputes its gap from the bounds that stand)."""
+    if obj is None:
+        return cands
+    slack = CONFLICT_TOL * max(abs(obj), 1e-3)
+    bad = [(b, s) for b, s in cands if b > obj + slack]
+    if not bad:
+        return cands
+    for b, s in bad:
+        log.error("P1 level 2: the bound %.9g (%s) lies above a feasible placement of cost %.9g: the model is "
+                  "stronger than the problem (a wrong cut?); the bound is dropped", b, s, obj)
+    r2["bound_conflicts"] = [{"bound": b, "bound_source": s, "incumbent": obj} for b, s in bad]
+    if r2.get("status") == "optimal":
+        r2["status"] = "feasible"
+        note = "the engine's optimum was refuted by a cheaper feasible placement (its bound is dropped)"
+        r2["message"] = f"{r2['message']}; {note}" if r2.get("message") else note
+    return [c for c in cands if c not in bad]
 
 
 @dataclass
