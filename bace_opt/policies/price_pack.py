@@ -161,6 +161,8 @@ class Packer:
         self.evals = 0
         self.memo: dict[tuple, JobPlan | None] = {}
         self.misses = 0
+        self.free_total = state.total_free_gpus()
+        self.placed: frozenset | None = None     # the jobs with a placement on the decision state
 
     def _rates(self, job: Job) -> dict:
         """``stage_rates``: the job enters it only through its GPUs per stage (the same float expression)."""
@@ -175,11 +177,16 @@ class Packer:
         first = self.first.get(name, False)
         if first is False:
             job = self.jobs[name]
-            first = self.first[name] = self.pol.place(job, self.state, self._rates(job))
+            # more GPUs than are free: no placement (every region hosts at most free // g_j stages), no search
+            first = self.first[name] = None if job.gpus > self.free_total else \
+                self.pol.place(job, self.state, self._rates(job))
         return first
 
     def _prefix(self, names: tuple) -> tuple[Residual, tuple, float]:
-        return self._packed(tuple(n for n in names if self.first_plan(n) is not None))
+        placed = self.placed
+        if placed is None:     # every order holds every waiting job: each job's first plan, once per decision
+            placed = self.placed = frozenset(n for n in self.jobs if self.first_plan(n) is not None)
+        return self._packed(tuple(n for n in names if n in placed))
 
     def _packed(self, names: tuple) -> tuple[Residual, tuple, float]:
         """Pack ``names`` (jobs with a placement on the decision state) in order, from the longest cached
