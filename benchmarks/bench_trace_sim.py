@@ -9,7 +9,8 @@ the seeded draw (1,136 GPUs: offered load 0.035 at load 1); ``--gpus 16 --load 8
 about 1, the contended case.  Each run is a fresh process
 (``--one``), so its peak memory (``ru_maxrss``) is its own; time is the simulation's CPU time
 (``time.process_time``; the evaluator's pricing included, not the instance build) and wall time.  ``--repeat K``
-(default 3) runs each row K times and reports the median.  The machine's load average is printed with the
+(default 3) runs each row K times and reports the median.  ``decisions`` counts the calls into the policy and
+``ms/decision`` divides by them (a run's early events often find nobody waiting and ask the policy nothing).  The machine's load average is printed with the
 table (wall times scale with it on a shared machine).
 
 Run:  python -m benchmarks.bench_trace_sim [--sizes 300 1000 3000] [--policies bace-pipe price-pack select-pack lcf]
@@ -90,9 +91,9 @@ def table(rows: list[dict]) -> str:
         if r.get("status") != "ok":
             lines.append(f"| {r['jobs']} | {r['policy']} | | | | {r['status']} | | | | | |")
             continue
-        lines.append(f"| {r['jobs']} | {r['policy']} | {r['offered_load']} | {r['events']} | {r.get('decisions', '')} | "
-                     f"{r['cpu_s']} | {r['wall_s']} | {r['events_per_cpu_s']} | {r['cpu_ms_per_event']} | "
-                     f"{r.get('cpu_ms_per_decision', '')} | {r['peak_rss_mb']} |")
+        lines.append(f"| {r['jobs']} | {r['policy']} | {r['offered_load']} | {r['events']} | "
+                     f"{r.get('decisions', '')} | {r['cpu_s']} | {r['wall_s']} | {r['events_per_cpu_s']} | "
+                     f"{r['cpu_ms_per_event']} | {r.get('cpu_ms_per_decision', '')} | {r['peak_rss_mb']} |")
     return "\n".join(lines)
 
 
