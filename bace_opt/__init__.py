@@ -7,6 +7,7 @@
     report = bo.evaluate(inst, exact)
     print(bo.gap(inst, "bace-pipe").summary())    # how far is BACE-Pipe from the proven optimum?
     week = bo.trace_instance()                     # a week of a real GPU-cluster trace on fleet20
+    w = bo.workload_report(week, bo.simulate(week))  # JCT p50/p90/p99, slowdown by size, cost per day, ...
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from . import installed
 installed.guard()       # before networkx is imported: a damaged entry_points.txt of another package is one warning
 
 from .errors import BaceOptError, InfeasibleError, InputError, SolverUnavailableError  # noqa: E402
-from .evaluate import Report, Violation, evaluate, make_schedule, price_plan  # noqa: E402
+from .evaluate import Report, Violation, evaluate, make_schedule, price_plan, workload_report  # noqa: E402
 from .instance import GpuType, Instance, Job, Link, Objective, PriceSeries, Region, Route, load_instance  # noqa: E402
 from .schedule import Block, Hop, JobEntry, JobPlan, Schedule, SolverInfo, load_schedule  # noqa: E402
 
@@ -55,7 +56,7 @@ def gap(inst, policy="bace-pipe", **kwargs):
 
 __all__ = [
     "BaceOptError", "InfeasibleError", "InputError", "SolverUnavailableError",
-    "Report", "Violation", "evaluate", "make_schedule", "price_plan",
+    "Report", "Violation", "evaluate", "make_schedule", "price_plan", "workload_report",
     "GpuType", "Instance", "Job", "Link", "Objective", "PriceSeries", "Region", "Route", "load_instance",
     "Block", "Hop", "JobEntry", "JobPlan", "Schedule", "SolverInfo", "load_schedule",
     "simulate", "solve", "gap", "trace_instance", "__version__",

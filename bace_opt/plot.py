@@ -4,6 +4,7 @@
     fig = plot_timeline(inst, sched)           # per region, the GPUs each job holds over time
     fig = plot_schedule(inst, sched)           # both, side by side (what ``Schedule.plot`` and
     save_figure(fig, "placement.png")          #  ``bace-opt plot INSTANCE SCHEDULE -o F.png|svg`` draw)
+    fig = plot_workload({name: workload_report(inst, sched)})   # JCT CDF, cost per day, GPU utilisation
 
 This module is the default plotting back end of ``Schedule.plot`` (``bace_opt.schedule.PLOT_BACKEND`` names it;
 the schedule model does not import it, since drawing sits on top of the package, beside the command line).
@@ -461,3 +462,78 @@ def save_figure(fig, path, dpi: int = 150) -> Path:
     from .files import atomic_savefig, check_output
     path = check_output(path, suffixes=(".png", ".svg", ".pdf"))
     return atomic_savefig(fig, path, dpi=dpi, bbox_inches="tight")
+
+
+# ---------------------------------------------------------------------- what users read from runs (issue 45)
+# The JCT CDF, cost per day and GPU utilisation over time, one line per run, drawn from the evaluator's
+# ``workload_report`` dicts (nothing is recomputed here):
+#     reps = {name: bo.workload_report(inst, bo.simulate(inst, name)) for name in ("bace-pipe", "select-pack")}
+#     fig = plot_workload(reps)      # ``bace-opt simulate --figure F.png`` draws the same for one run
+
+
+def _axes(ax, figsize=(5.5, 3.6)):
+    if ax is not None:
+        return ax.figure, ax
+    fig, axes = _new_figure(figsize)
+    return fig, axes[0]
+
+
+def plot_jct_cdf(reports: Mapping[str, Mapping[str, Any]], ax=None, log: bool = True):
+    """Share of the window's done jobs with JCT at most x (hours), one line per run."""
+    fig, ax = _axes(ax)
+    for name, w in reports.items():
+        cdf = w["jct_cdf"]
+        if cdf["jct_s"]:
+            ax.step([v / 3600.0 for v in cdf["jct_s"]], cdf["q"], where="post", label=name)
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel("JCT, h")
+    ax.set_ylabel("share of done jobs")
+    ax.set_title("JCT CDF")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_cost_per_day(reports: Mapping[str, Mapping[str, Any]], ax=None):
+    """Electricity + egress per day of the run (bars side by side per run; egress hatched on top)."""
+    fig, ax = _axes(ax)
+    n = max(len(reports), 1)
+    width = 0.8 / n
+    for k, (name, w) in enumerate(reports.items()):
+        days = w["cost_per_day"]
+        x = [d["day"] + (k - (n - 1) / 2) * width for d in days]
+        el = [d["electricity_usd"] for d in days]
+        bars = ax.bar(x, el, width=width, label=f"{name}: electricity")
+        ax.bar(x, [d["egress_usd"] for d in days], width=width, bottom=el, hatch="//", alpha=0.5,
+               color=bars.patches[0].get_facecolor() if bars.patches else None, label=f"{name}: egress")
+    ax.set_xlabel("day of the run")
+    ax.set_ylabel("USD per day")
+    ax.set_title("cost per day")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_utilisation(reports: Mapping[str, Mapping[str, Any]], ax=None):
+    """GPUs held / fleet GPUs per bin over the run."""
+    fig, ax = _axes(ax)
+    for name, w in reports.items():
+        u = w["gpu_utilisation"]
+        if u["series"]:
+            b = u["bin_s"] / 3600.0
+            ax.step([i * b for i in range(len(u["series"]) + 1)], u["series"] + u["series"][-1:], where="post",
+                    label=f"{name} (mean {u['mean']:.2f})")
+    ax.set_xlabel("h into the run")
+    ax.set_ylabel("GPU utilisation")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("GPUs in use / fleet")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_workload(reports: Mapping[str, Mapping[str, Any]]):
+    """The three figures side by side."""
+    fig, axes = _new_figure((16, 3.8), ncols=3)
+    plot_jct_cdf(reports, ax=axes[0])
+    plot_cost_per_day(reports, ax=axes[1])
+    plot_utilisation(reports, ax=axes[2])
+    return fig

@@ -77,7 +77,7 @@ def report(suite: str, path, markdown_path=None, repair: bool = True, brackets=(
     failed = df[bad]
     ok = df[~bad & ~stopped]
     fn = {"gap": gap_report, "solvers": solvers_report, "paper": paper_report,
-          "regimes": regimes_report, "optical": optical_report}.get(suite, generic_report)
+          "regimes": regimes_report, "optical": optical_report, "traces": traces_report}.get(suite, generic_report)
     plots_dir = Path(markdown_path).parent if markdown_path else None
     global _PLOT_STEM
     _PLOT_STEM = Path(markdown_path).stem if markdown_path else suite
@@ -455,6 +455,37 @@ def regimes_report(df: pd.DataFrame, plots_dir=None) -> str:
         for name in C.plot_heatmaps(m, Path(plots_dir), stem=_PLOT_STEM):
             out.append(f"![{name}]({name})")
     return "\n\n".join(out)
+
+
+# ---------------------------------------------------------------------- traces
+
+TRACE_COLUMNS = ("offered_load", "mean_jct_s", "p50_jct_s", "p90_jct_s", "p99_jct_s", "mean_wait_s", "p99_wait_s",
+                 "mean_slowdown", "p99_slowdown", "gpu_utilisation", "cost_usd")
+
+
+def traces_report(df: pd.DataFrame, plots_dir=None) -> str:
+    """Per load (the row's ``size``) and policy, the mean over seeds of the figures a trace run's ``extra`` holds
+    (``tasks.trace_figures``: the evaluator's ``workload_report``)."""
+    from .compare import policy_label
+    rows = []
+    for _, r in df.iterrows():
+        x = _extra(r.get("extra"))
+        if not x:
+            continue
+        rows.append({"load": r["size"], "policy": policy_label(r["method"]), "seed": r["seed"],
+                     "jobs_done": r["jobs_done"], "jobs": r["jobs"], **{k: x.get(k) for k in TRACE_COLUMNS}})
+    if not rows:
+        return generic_report(df)
+    t = pd.DataFrame(rows)
+    num = ["jobs", "jobs_done", *TRACE_COLUMNS]
+    t[num] = t[num].apply(pd.to_numeric, errors="coerce")
+    g = t.groupby(["load", "policy"], sort=True)[num].mean()
+    g.insert(0, "seeds", t.groupby(["load", "policy"], sort=True)["seed"].nunique())
+    return ("### Trace runs per load and policy (mean over seeds)\n\n"
+            "JCT, waiting time (start - arrival) and slowdown (JCT / the job's run alone on the fastest GPU) over "
+            "the measured jobs; GPU utilisation over the whole run; cost = electricity + egress; offered load = "
+            "GPU-hours offered / GPU-hours of the fleet over the window.  Every figure is the evaluator's "
+            "(`evaluate.workload_report`).\n\n" + md(g, ".4g"))
 
 
 def generic_report(df: pd.DataFrame, plots_dir=None) -> str:

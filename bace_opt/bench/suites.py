@@ -7,6 +7,8 @@
                8 -> 24 jobs) and ablation, seeds 1-3
     scaling    simulator and exact build/solve time against jobs and regions
     realistic  measured bandwidth and hourly prices (shipped realistic instances)
+    traces     the composed real trace (``generate trace``) swept over load factors and seeds: JCT percentiles,
+               waiting, slowdown, utilisation and cost per policy (``evaluate.workload_report``)
 
 Add a suite by adding a function decorated with ``@suite(name, description)`` taking the size label.
 """
@@ -298,3 +300,34 @@ def _regimes(size: str) -> list[RunSpec]:
             for p in REGIME_POLICIES:
                 out.append(RunSpec("regimes", "paper", label, seed, f"sim:{p}", regime_args(src, sc, n, arr, gs)))
     return out
+
+
+# ---------------------------------------------------------------------- traces: a real workload at several loads
+# The composed real trace (builders.trace) on a fleet of ``gpus`` GPUs per region (fleet20's seeded draw, 1,136
+# GPUs, leaves the shipped week at offered load 0.035: nobody waits), swept over the load factor (Pollux's: more
+# or fewer trace jobs sampled into the window) and seeds.  ``window``: Gavel / Blox's steady-state window by
+# arrival rank (the per-job figures of those jobs only; None: every job).
+TRACE_GRID = {
+    "tiny": {"trace": {"regions": "default", "gpus": 2, "days": 1, "jobs_per_week": 20, "max_gpus": 8,
+                       "max_duration_s": 6 * 3600}, "loads": [4, 8], "seeds": (1,),
+             "policies": ["bace-pipe", "cr-lcf"], "window": None},
+    "small": {"trace": {"gpus": 16, "days": 1}, "loads": [4, 8, 12], "seeds": (1, 2),
+              "policies": ["bace-pipe", "select-pack", "price-pack", "lcf"], "window": None},
+    "full": {"trace": {"gpus": 16, "days": 7}, "loads": [2, 4, 6, 8, 10, 12], "seeds": (1, 2, 3),
+             "policies": POLICIES + ["select-pack"], "window": None},
+}
+
+
+def trace_label(trace: dict, load: float) -> str:
+    regions = trace.get("regions", "fleet20")
+    return f"{regions}-{trace['days']:g}d-g{trace['gpus']}-load{load:g}"
+
+
+@suite("traces", "the composed real trace over load factors and seeds: JCT percentiles, waiting, slowdown, "
+                 "utilisation, cost", ("tiny", "small", "full"))
+def _traces(size: str) -> list[RunSpec]:
+    g = TRACE_GRID[size]
+    margs = {"window_jobs": list(g["window"])} if g["window"] else {}
+    return [RunSpec("traces", "trace", trace_label(g["trace"], load), seed, f"sim:{p}", dict(g["trace"], load=load),
+                    dict(margs))
+            for load in g["loads"] for seed in g["seeds"] for p in g["policies"]]

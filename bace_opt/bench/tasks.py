@@ -11,7 +11,10 @@ Methods (``RunSpec.method``), each priced by ``bace_opt.evaluate`` alone:
                        into selection and placement (``bace_opt.gaps.decompose``; method_args
                        ``own_set_time_limit``, default 60 s, 0 skips it) and the decision time ``decision_s``
     p2:<solver>        P2 offline schedule solved exactly (cpsat, highs)
-Instance families (``RunSpec.family``): paper, random, file (instance_args: path).
+Instance families (``RunSpec.family``): paper, random, file (instance_args: path), trace (instance_args: those of
+``builders.trace.trace_instance``).  A trace run's row carries in ``extra`` what users read from the run
+(``evaluate.workload_report``: JCT p50/p90/p99, mean wait and slowdown, GPU utilisation, offered load), over the
+steady-state window ``method_args["window_jobs"] = [a, b]`` when given.
 A failure of one run becomes a row with status ``error`` and the message; the batch goes on.
 """
 from __future__ import annotations
@@ -48,6 +51,9 @@ def _build(family: str, seed: int, a: dict):
     if family == "random":
         from ..builders.synthetic import random_instance
         return random_instance(seed=seed, **a)
+    if family == "trace":
+        from ..builders.trace import trace_instance
+        return trace_instance(seed=seed, **a)
     if family == "file":
         from ..instance import load_instance
         p = Path(a["path"])
@@ -140,6 +146,19 @@ def timed_out(e: BaseException) -> bool:
                                            or type(e.__context__).__name__ == "PolicyTimeout")
 
 
+def trace_figures(inst, sched, rep, window=None) -> dict:
+    """The compact figures of a trace run for its row's ``extra`` (``evaluate.workload_report``)."""
+    from ..evaluate import workload_report
+    w = workload_report(inst, sched, report=rep, window_jobs=tuple(window) if window else None)
+    sd = w["slowdown"]
+    out = {"offered_load": inst.meta["trace"]["offered_load"], "window_jobs": w["jobs"],
+           "p50_jct_s": w["jct_s"]["p50"], "p90_jct_s": w["jct_s"]["p90"], "p99_jct_s": w["jct_s"]["p99"],
+           "mean_jct_s": w["jct_s"]["mean"], "mean_wait_s": w["wait_s"]["mean"], "p99_wait_s": w["wait_s"]["p99"],
+           "mean_slowdown": sd["mean"], "p99_slowdown": sd["p99"], "gpu_utilisation": w["gpu_utilisation"]["mean"],
+           "cost_usd": w["cost"]["total_usd"]}
+    return {k: v for k, v in out.items() if v is not None}
+
+
 class _Done(Exception):
     """The optical rows are complete without the evaluator (they carry no job schedule)."""
 
@@ -166,8 +185,11 @@ def execute(spec: RunSpec) -> dict:
         row["jobs"] = len(inst.jobs)
         margs = dict(spec.method_args)
         own_tl = margs.pop("own_set_time_limit", 60) if spec.method.startswith("p1-heur:") else 0
+        window = margs.pop("window_jobs", None)
         sched = run_method(inst, spec.method, margs)
         rep = evaluate(inst, sched)
+        if spec.family == "trace":
+            row["extra"] = trace_figures(inst, sched, rep, window)
         m = rep.metrics
         row.update(feasible=rep.feasible, jobs_done=m["jobs_done"], jobs_blocked=m["jobs_blocked"],
                    avg_jct_s=m["avg_jct_s"], total_electricity_usd=m["total_electricity_usd"],

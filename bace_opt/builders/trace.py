@@ -135,11 +135,12 @@ def trace_instance(trace=None, *, data=None, trace_format: str = "csv", name: st
     total = sum(r["gpus"] for r in fleet["regions"])
     offered = sum(j["stages"] * j["gpus_per_stage"] * r for j, r in zip(jobs, runs)) / 3600.0
     states = mapping.pop("states")
+    job_states = mapping.pop("job_states")
     meta["trace"].update({
         "options": {k: (list(o[k]) if k == "regions" and not isinstance(o[k], str) else o[k]) for k in DEFAULTS}
                    | ({"trace_format": trace_format} if trace is not None else {}),
         "window_s": window, "jobs": len(jobs), "filters": flt.dropped,
-        "states": states, "state_rule": STATE_RULE, "mapping": mapping,
+        "states": states, "job_states": job_states, "state_rule": STATE_RULE, "mapping": mapping,
         "offered_load": round(offered / (total * window / 3600.0), 4),
         "offered_gpu_hours": round(offered, 1)})
     fleet["meta"] = {**fleet["meta"], "source": (f"{SOURCE}.trace_instance; fleet: {fleet['meta']['source']}"),
@@ -162,6 +163,7 @@ def _map_all(draws, fleet, gspec, adjust, flt, warn) -> tuple[list[dict], list[f
     regions = fleet["regions"]
     total, largest = sum(r["gpus"] for r in regions), max(r["gpus"] for r in regions)
     jobs, runs, err, adjusted, hows, names, states = [], [], [], [], {}, set(), {}
+    job_states: dict[str, list[str]] = {}      # the jobs of each recorded state but completed (or absent)
     for d in draws:
         nm = d.origin
         while nm in names:
@@ -173,6 +175,8 @@ def _map_all(draws, fleet, gspec, adjust, flt, warn) -> tuple[list[dict], list[f
             continue
         names.add(nm)
         states[d.state or "absent"] = states.get(d.state or "absent", 0) + 1
+        if d.state not in (None, "completed"):
+            job_states.setdefault(d.state, []).append(nm)
         hows[m.how] = hows.get(m.how, 0) + 1
         if m.how in ("raised", "swapped") and d.model is not None:
             adjusted.append({"job": nm, "model": d.model, "gpus": d.gpus, "now_model": m.model,
@@ -190,7 +194,7 @@ def _map_all(draws, fleet, gspec, adjust, flt, warn) -> tuple[list[dict], list[f
     mapping = {"rule": "see bace_opt.builders.trace_jobs (docs/decisions.md 'Real workloads')",
                "model_min_gpus": dict(ladder), "how": hows, "adjusted": adjusted,
                "run_vs_duration_median_rel_err": round(statistics.median(err), 4) if err else 0.0,
-               "states": states}
+               "states": states, "job_states": dict(sorted(job_states.items()))}
     return jobs, runs, mapping
 
 

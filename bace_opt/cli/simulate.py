@@ -1,7 +1,11 @@
 """``bace-opt simulate INSTANCE --policy NAME [--mode queue|blocking] [--seed N] -o OUT``.
 
 Runs the online simulator (``bace_opt.sim``) with one policy, writes the priced schedule and prints the
-metrics summary (the evaluator's metrics plus events and total head-of-line blocked time).
+metrics summary (the evaluator's metrics plus events and total head-of-line blocked time) and what users read
+from a run (``bace_opt.evaluate.workload``: JCT, queueing delay and slowdown percentiles, by size class, cost,
+GPU utilisation and cost per day, what became of a trace's cancelled jobs), over a steady-state window with
+``--window-jobs A:B`` or ``--window-time T0:T1``; ``--figure F.png`` draws the JCT CDF, cost per day and
+utilisation.
 """
 from __future__ import annotations
 
@@ -14,7 +18,8 @@ from .._check import loads_strict
 from ..errors import InputError
 from ..files import check_output
 from ._args import int_arg
-from ..evaluate import format_metrics
+from ..evaluate import format_metrics, format_workload, workload_report
+from ..evaluate.workload import parse_window
 from ..instance import load_instance
 from ..policies import available, describe
 from .._format import short, shown
@@ -43,6 +48,13 @@ def add_parser(sub):
                    help="iteration time of every job: the analytic formula (default) or an explicit micro-batch "
                         "schedule of the pipeline layer")
     p.add_argument("--no-hol", action="store_true", help="do not measure head-of-line blocked time (faster)")
+    p.add_argument("--window-jobs", metavar="A:B", default=None,
+                   help="per-job figures over the jobs A..B-1 by arrival (0-based), a steady-state window as Gavel "
+                        "and Blox measure (e.g. 4000:5000); utilisation and cost per day stay over the whole run")
+    p.add_argument("--window-time", metavar="T0:T1", default=None,
+                   help="per-job figures over the jobs arriving in [T0, T1) (seconds, or with h / d: 1d:6d)")
+    p.add_argument("--figure", metavar="F.png", default=None,
+                   help="draw the JCT CDF, cost per day and GPU utilisation (needs matplotlib)")
     p.add_argument("-o", "--output", metavar="OUT", help="write the schedule JSON here")
     p.add_argument("--jobs", action="store_true", help="also print the per-job table")
     p.add_argument("--json", action="store_true", help="print one JSON object (run, metrics; per job with --jobs)")
@@ -89,6 +101,11 @@ def run(args) -> int:
     from ..policies import resolve
     resolve(args.policy)        # a registered name, package.module:Class or file.py:Class, checked before any work
     options = parse_options(args.option, [args.policy])
+    win_jobs, win_s = parse_window(args.window_jobs, "jobs"), parse_window(args.window_time, "time")
+    if win_jobs is not None and win_s is not None:
+        raise InputError("--window-jobs and --window-time: give one window")
+    if args.figure:
+        check_output(args.figure, suffixes=(".png", ".svg", ".pdf"), inputs=(args.instance,))
     inst = load_instance(args.instance)
     log.info("loaded %s: %d regions, %d jobs; simulating %s (%s mode)", inst.name, len(inst.regions),
              len(inst.jobs), args.policy, args.mode)
@@ -99,12 +116,18 @@ def run(args) -> int:
     if args.output:
         sched.save(args.output)
         log.info("wrote %s", args.output)
+    # what users read, computed by the evaluator from the schedule (bace_opt.evaluate.workload)
+    wrep = workload_report(inst, sched, window_jobs=win_jobs, window_s=win_s)
+    if args.figure:
+        from ..plot import plot_workload, save_figure
+        save_figure(plot_workload({sched.method: wrep}), args.figure)
+        log.info("wrote %s", args.figure)
     if args.json:
         d = {"instance": inst.name, "policy": sched.method, "mode": args.mode, "seed": args.seed,
              "iteration_model": args.iteration_model, "events": sched.meta["events"],
              "decisions": sched.meta["decisions"], "metrics": dict(sched.metrics),
              "total_hol_blocked_s": None if args.no_hol else sched.meta["total_hol_blocked_s"],
-             "output": args.output}
+             "output": args.output, "report": wrep}
         if args.jobs:
             d["jobs"] = [dict(j, **{k: sched.meta["jobs"][j["name"]][k] for k in ("wait_s", "hol_blocked_s")})
                          for j in sched.to_dict()["jobs"]]
@@ -117,6 +140,8 @@ def run(args) -> int:
         print(line)
     if not args.no_hol:
         print(f"total_hol_blocked_s: {short(sched.meta['total_hol_blocked_s'], 's')}")
+    for line in format_workload(wrep):
+        print(line)
     if args.jobs:
         import pandas as pd
         df = sched.to_frame()
@@ -126,4 +151,6 @@ def run(args) -> int:
             print(df)
     if args.output:
         print(f"schedule written to {args.output}")
+    if args.figure:
+        print(f"figure written to {args.figure}")
     return 0

@@ -15,7 +15,8 @@ Rules checked (numbers as in the spec):
   0  schedule-level: the schedule names this instance's jobs, each exactly once, with a consistent status.
 
 This module holds the checks and ``make_schedule``; a job's figures are priced in ``figures.py``, the metrics
-block is computed in ``metrics.py``, and the ``Report`` the evaluator returns is in ``report.py``.  Every
+block is computed in ``metrics.py``, the ``Report`` the evaluator returns is in ``report.py``, and what users read
+from a run (JCT percentiles, slowdown and JCT by size class, utilisation and cost over time) in ``workload.py``.  Every
 public name of those is importable from here (``bace_opt.evaluate``).
 """
 from __future__ import annotations
@@ -29,10 +30,11 @@ from ..schedule import JobEntry, JobPlan, Schedule, SolverInfo
 from .figures import ITERATION_MODELS, JobFigures, iteration_time_s, price_plan
 from .metrics import COST_READINGS, MONEY_KEYS, compute_metrics, link_metrics, objective_cost_usd
 from .report import MAX_LINK_LINES, Report, Violation, format_metrics
+from .workload import compute_workload, format_workload
 
 __all__ = ["ABS_TOL", "BW_TOL", "COST_READINGS", "ITERATION_MODELS", "JobFigures", "MAX_LINK_LINES", "MONEY_KEYS",
            "REL_TOL", "Report", "Violation", "check_plan", "check_reported_metrics", "compute_metrics", "evaluate",
-           "format_metrics", "iteration_time_s", "link_metrics", "make_schedule", "objective_cost_usd", "price_plan"]
+           "format_metrics", "format_workload", "workload_report", "iteration_time_s", "link_metrics", "make_schedule", "objective_cost_usd", "price_plan"]
 
 REL_TOL = 1e-6
 ABS_TOL = 1e-9
@@ -188,6 +190,17 @@ def evaluate(inst: Instance, schedule: Schedule, check_reported: bool = True,
         viol += check_reported_metrics(schedule.metrics, metrics)
     return Report(feasible=not viol, violations=viol, figures=figures, metrics=metrics, statuses=statuses,
                   arrival_s={n: inst.job(n).arrival_s for n in statuses})
+
+
+def workload_report(inst: Instance, schedule: Schedule, window_jobs: tuple[int, int] | None = None,
+                    window_s: tuple[float, float] | None = None, bin_s: float = 3600.0,
+                    report: Report | None = None) -> dict[str, Any]:
+    """What users read from a run (``workload.py``): JCT, queueing delay and slowdown percentiles, by size class,
+    cost, the JCT CDF, GPU utilisation and cost per day, a trace's states; from the evaluator's ``Report`` of the
+    pair (``report``, else ``evaluate`` runs here).  ``window_jobs=(a, b)`` (arrival ranks) or ``window_s=(t0, t1)``:
+    a steady-state window for the per-job figures."""
+    rep = report if report is not None else evaluate(inst, schedule)
+    return compute_workload(inst, schedule, rep, window_jobs=window_jobs, window_s=window_s, bin_s=bin_s)
 
 
 def check_reported_metrics(reported: Mapping[str, Any], true: Mapping[str, Any]) -> list[Violation]:

@@ -36,6 +36,7 @@ prices of ``now`` (P1's reading); every figure reported is priced by the evaluat
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from typing import Sequence
@@ -144,6 +145,10 @@ def set_first(queue, names, state):
     return sorted(queue, key=lambda j: (j.name not in names, -cost_weight(j), idx[j.name]))
 
 
+#: placements a policy remembers across decisions (``Packer._remembered``), cleared when full
+FIRST_MEMO_SIZE = 8192
+
+
 class Packer:
     """Packs orders of jobs on copies of one state; caches every prefix's residual, plans and cost.
 
@@ -161,6 +166,8 @@ class Packer:
         self.evals = 0
         self.memo: dict[tuple, JobPlan | None] = {}
         self.misses = 0
+        self.free_total = state.total_free_gpus()
+        self.placed: frozenset | None = None     # the jobs with a placement on the decision state
 
     def _rates(self, job: Job) -> dict:
         """``stage_rates``: the job enters it only through its GPUs per stage (the same float expression)."""
@@ -175,11 +182,38 @@ class Packer:
         first = self.first.get(name, False)
         if first is False:
             job = self.jobs[name]
-            first = self.first[name] = self.pol.place(job, self.state, self._rates(job))
+            # more GPUs than are free: no placement (every region hosts at most free // g_j stages), no search
+            first = self.first[name] = None if job.gpus > self.free_total else self._remembered(job)
         return first
 
+    def _remembered(self, job: Job) -> JobPlan | None:
+        """``place`` on the decision state, remembered across decisions (issue 45: under contention a waiting job
+        is asked again at every event).  ``cheapest_placement`` reads a state only through the job's hosting
+        regions' free stages (each capped at S_j), the links' residuals and the hosting regions' prices at now,
+        which is the plan's start: equal in those, the same plan, started now."""
+        pol, st = self.pol, self.state
+        if pol.chains != "enum" or type(pol).place is not PricePack.place:
+            return pol.place(job, st, self._rates(job))
+        memo = pol.__dict__.get("_first_memo")
+        if memo is None or memo[0] is not st.inst:
+            memo = pol.__dict__["_first_memo"] = (st.inst, {})
+        S = job.stages
+        hosts = host_stages(job, st)
+        key = (job.name, tuple((r, n if n < S else S) for r, n in hosts.items()), st.free_link_gbps,
+               tuple(st.price(r) for r in hosts))
+        hit = memo[1].get(key, False)
+        if hit is False:
+            if len(memo[1]) >= FIRST_MEMO_SIZE:
+                memo[1].clear()
+            hit = memo[1][key] = pol.place(job, st, self._rates(job))
+            return hit
+        return None if hit is None else dataclasses.replace(hit, start_s=float(st.now))
+
     def _prefix(self, names: tuple) -> tuple[Residual, tuple, float]:
-        return self._packed(tuple(n for n in names if self.first_plan(n) is not None))
+        placed = self.placed
+        if placed is None:     # every order holds every waiting job: each job's first plan, once per decision
+            placed = self.placed = frozenset(n for n in self.jobs if self.first_plan(n) is not None)
+        return self._packed(tuple(n for n in names if n in placed))
 
     def _packed(self, names: tuple) -> tuple[Residual, tuple, float]:
         """Pack ``names`` (jobs with a placement on the decision state) in order, from the longest cached

@@ -234,8 +234,11 @@ class QueueSession(HolSession):
             need = job.gpus
             if need > free_total:
                 plan = None
-            elif self.version != v0 and not self._still_may_fit(job, res, bounds):
-                plan = None     # after a commit: the group's bounds on what is left rule it out
+            elif (block or self.version != v0) and not self._still_may_fit(job, res, bounds):
+                # after a commit (a skipping policy's candidates passed them at the start), or in FIFO order with
+                # head-of-line blocking at any point: the group's bounds on what is left rule it out (a job larger
+                # than any region under a single-region rule costs a lookup, not a ``fits``, at every event)
+                plan = None
             else:
                 # a skipping policy asks fits() (== place() is not None, cheaper where it fails: no pricing,
                 # shared growths) first for a job one region cannot hold, the kind that often does not fit, where
@@ -267,8 +270,8 @@ class QueueSession(HolSession):
 
     def _still_may_fit(self, job: Job, res: ClusterState, bounds: dict) -> bool:
         """The monotone necessary conditions of the candidates (``_v0_limits``) on ``res`` (the decision's
-        residual after some commits): S <= slots, and with a bandwidth-checked pathfinder S <= T or the
-        component bound."""
+        residual after some commits): S <= slots; S <= T under a single-region rule; and with a bandwidth-checked
+        pathfinder S <= T or the component bound."""
         return self._may_fit_now(self.group_of[job.name], job.stages, self._prof[job.name][2], res, bounds)
 
     def _may_fit_now(self, grp: Group, S: int, bmin: float, res: ClusterState, bounds: dict) -> bool:
@@ -280,7 +283,11 @@ class QueueSession(HolSession):
             c = bounds[id(grp)] = (self.version, T, slots, None)
         if S > c[2]:
             return False
-        if S <= c[1] or not self.bw_filter:
+        if S <= c[1]:
+            return True
+        if self.single_only:     # only a job one region holds is placed (the policy's traits)
+            return False
+        if not self.bw_filter:
             return True
         if c[3] is None:
             c = bounds[id(grp)] = c[:3] + (self._component_steps(grp, res),)
