@@ -34,15 +34,15 @@ def p1_lines(r: "GapReport") -> list[str]:
              + (f", {o.bound_source}" if o.bound_source and not o.proven and o.bound_usd is not None else "")
              + f"), solved in {short(o.wall_s, 's')}"]
     egress = _egress_column(r)
-    head = ("policy", "jobs started", "cost") + (("egress (not in the objective)",) if egress else ()) + (
-        "cost gap", "selection", "placement", "proven")
+    head = ("policy", "jobs started", "cost", "cost gap", "selection", "placement", "proven") + (
+        ("egress (not in the objective)",) if egress else ())
     rows = [head]
     for p in r.policies:
         g = p.p1
         lost = "" if not g.admissions_lost else f" ({g.admissions_lost} lost)"
-        rows.append((p.policy, f"{g.heuristic_jobs} of {short(o.jobs)}{lost}", short(g.heuristic_cost_usd, "USD"))
-                    + ((short(g.heuristic_egress_usd, "USD"),) if egress else ())
-                    + (_cost_gap_cell(g), pct(g.selection_gap), _placement_cell(g), _proven(g)))
+        rows.append((p.policy, f"{g.heuristic_jobs} of {short(o.jobs)}{lost}", short(g.heuristic_cost_usd, "USD"),
+                     _cost_gap_cell(g), pct(g.selection_gap), _placement_cell(g), _proven(g))
+                    + ((short(g.heuristic_egress_usd, "USD"),) if egress else ()))
     lines += _table(rows)
     if not o.proven and o.certified:
         lines.append(f"the optimum is not proven ({o.status}, engine {o.engine or '-'}): each cost gap is certified, "
