@@ -188,7 +188,8 @@ class GapDecomposition:
                "gap_proven": self.proven, "split_proven": self.split_proven}
         for name, s in (("opt", self.optimum), ("own", self.own_set)):
             for k, v in (asdict(s) if s is not None else dict.fromkeys(Solve.__dataclass_fields__)).items():
-                out[f"{name}_{k}"] = v
+                if k != "timeline":           # flat: a row holds figures, the time line goes to the JSON
+                    out[f"{name}_{k}"] = v
         return {prefix + k: v for k, v in out.items()}
 
 
