@@ -96,6 +96,9 @@ def test_the_report_names_the_incumbent_and_which_side_limits_a_wide_range():
     rd = range_reading(_solve(115.96, 100.0), 115.96, tl2)
     assert rd["limited_by"] == "incumbent" and rd["width"] == pytest.approx(15.96 / 115.96)
     assert range_reading(_solve(115.96, 115.96, status="optimal"), 115.96, tl2) is None
+    # an incumbent "lower" by rounding noise after the bound's last rise is no move: still the incumbent's side
+    tl3 = tl2 + ({"t_s": 66.0, "bound": 100.0, "incumbent": 115.96 * (1 - 1e-15), "bound_source": SOURCE_STAGE_MIP},)
+    assert range_reading(_solve(115.96, 100.0), 115.96, tl3)["limited_by"] == "incumbent"
 
 
 def test_egress_that_outweighs_electricity_is_said_beside_the_cost_with_the_option():

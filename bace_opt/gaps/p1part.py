@@ -87,7 +87,7 @@ def _last_move(timeline: Sequence[dict], key: str) -> float | None:
     last, prev = None, None
     for p in timeline:
         v = p.get(key)
-        if v is not None and v != prev:
+        if v is not None and (prev is None or abs(v - prev) > 1e-9 * max(1.0, abs(prev))):   # not rounding noise
             last, prev = p["t_s"], v
     return last
 
