@@ -13,7 +13,8 @@ certified gap at a checkpoint t (10, 30, 60, 120, 300, 600 s, those up to ``--ma
 seconds from the command's start; the bound is certified only with level 1 proven, so a point without a bound
 reads "none").  A solve that ends before a checkpoint keeps its final figure there.  The last column is the
 gap at the end from the level-2 record (level 1 proven) and the command's wall clock: the only figure a checkout
-without a time line (before commit 225e21a, e.g. 83f6bed) gives, so ``--code`` on such a checkout fills only it.
+without a time line (one from before issue 44's bound work, e.g. 83f6bed) gives, so ``--code`` on such a checkout
+fills only it (run it once per limit for more points: ``--max-time 60``, ``--max-time 120``, ...).
 
 Caveat: a solve with a shorter limit splits its time differently (the stage relaxation's and the search's
 shares follow the limit), so the figure at checkpoint t of a long solve is what the long solve knew at t, not
