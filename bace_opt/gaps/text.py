@@ -27,9 +27,10 @@ def p1_lines(r: "GapReport") -> list[str]:
     """The P1 part: the optimum and each policy's cost gap at the decision epoch."""
     o = r.optimum
     inc = r.incumbent_usd if r.incumbent_usd is not None else o.cost_usd
-    found = "" if r.incumbent_from in (None, "none", "the P1 optimum's solve") else f" ({r.incumbent_from})"
+    found = "" if r.incumbent_from in (None, "none", "the P1 optimum's solve") else r.incumbent_from
+    beside = "; ".join(x for x in (found, _egress_beside(r, o)) if x)
     lines = [f"gap on {shown(r.instance)} ({r.jobs} jobs): one decision at t0 = {short(r.t0_s, 's')}, every resource free",
-             f"P1 optimum: {short(o.jobs)} jobs started, cost {short(inc, 'USD')}{found}{_egress_beside(r, o)}, "
+             f"P1 optimum: {short(o.jobs)} jobs started, cost {short(inc, 'USD')}{f' ({beside})' if beside else ''}, "
              f"{o.status} (bound {short(o.bound_usd, 'USD')}"
              + (f", {o.bound_source}" if o.bound_source and not o.proven and o.bound_usd is not None else "")
              + f"), solved in {short(o.wall_s, 's')}"]
@@ -89,7 +90,7 @@ def _egress_outweighs(x) -> bool:
 def _egress_beside(r: "GapReport", o) -> str:
     if r.objective_counts_egress or not _egress_outweighs(o):
         return ""
-    return f" (electricity only; its egress, {short(o.egress_usd, 'USD')}, is not in the objective)"
+    return f"electricity only: its egress, {short(o.egress_usd, 'USD')}, is not in the objective"
 
 
 def _egress_column(r: "GapReport") -> bool:
