@@ -13,6 +13,14 @@ from ..errors import InputError
 
 MAX_ABS = 1e12   # no command-line number of bace-opt is meaningful beyond this (s, USD, fractions)
 
+#: the one account of ``--engine`` (``solve`` and ``gap``; README "Commands", models/placement.md section 11,
+#: ``exact.p1.backend.choose_engine``): "auto" switches at the walk model's size, 2,000,000 binaries
+ENGINE_HELP = ("P1 engine (separate from --solver, which names the back end): walk, the compact MILP on --solver; "
+               "cg, column generation with branch-and-price on HiGHS; auto (default): walk, measured faster on "
+               "every family and tighter at fleet scale, and cg only where the walk model would exceed 2,000,000 "
+               "binaries (not built then; fleet20 with 50 jobs has 381,150); solver.extra.engine_rule says which "
+               "ran and why (models/placement.md section 11)")
+
 
 def finite_float(s: str) -> float:
     try:

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..files import atomic_write, check_output
 from .._format import short
 from ..instance import load_instance
-from ._args import check_range, finite_float
+from ._args import ENGINE_HELP, check_range, finite_float
 from .simulate import parse_options
 
 log = logging.getLogger("bace_opt.cli.gap")
@@ -39,17 +39,15 @@ def add_parser(sub):
                         "each policy's own-set solve and, with --online, the simulations and the P2 bracket")
     p.add_argument("--solver", default="highs", choices=("highs", "cpsat", "scip", "mathopt-highs"),
                    help="P1 back end (default highs)")
-    p.add_argument("--engine", default="auto", choices=("auto", "walk", "cg"),
-                   help="P1 engine (separate from --solver, the back end): walk, the compact MILP; cg, column "
-                        "generation with branch-and-price on HiGHS; auto (default): walk, and cg only where the walk "
-                        "model is too large to build")
+    p.add_argument("--engine", default="auto", choices=("auto", "walk", "cg"), help=ENGINE_HELP)
     p.add_argument("--online", action="store_true",
                    help="also simulate each policy over the whole run and place its mean JCT and cost against "
                         "the certified P2 lower bounds")
     p.add_argument("--online-time-limit", type=finite_float, default=None, metavar="S",
                    help="with --online, a cap on the online part (the policies' runs and the P2 figures, bracket "
                         "included) inside --time-limit, s (default: half of --time-limit; the online part also "
-                        "gets whatever the P1 part leaves)")
+                        "gets whatever the P1 part leaves); above --time-limit it is refused; without --online it "
+                        "is ignored, with a note")
     p.add_argument("--skip-p1", action="store_true",
                    help="with --online, skip the one-epoch P1 part (skipped anyway on a trace instance: one "
                         "decision epoch over a week of arrivals means nothing); the exit code then comes from the "

@@ -8,7 +8,7 @@ from .. import clock
 from ..errors import InputError
 from ..files import check_output
 from ..options import check_solve_options
-from ._args import finite_float, int_arg
+from ._args import ENGINE_HELP, finite_float, int_arg
 from ..evaluate import MONEY_KEYS, format_metrics
 from ..instance import load_instance
 from ..schedule import load_schedule
@@ -33,11 +33,7 @@ def add_parser(sub):
                    help="highs: HiGHS via Pyomo; scip / mathopt-highs: the same model via MPS and OR-Tools "
                         "MathOpt; cpsat: OR-Tools CP-SAT model; race (placement): --race-members in parallel "
                         "processes, the first proof wins")
-    p.add_argument("--engine", choices=("auto", "walk", "cg"), default=None,
-                   help="P1 engine (placement; separate from --solver, which names the back end): walk, the compact "
-                        "MILP; cg, column generation with branch-and-price on HiGHS; auto (default): walk, the faster "
-                        "on every family measured, and cg only where the walk model is too large to build "
-                        "(models/placement.md section 11)")
+    p.add_argument("--engine", choices=("auto", "walk", "cg"), default=None, help="placement: " + ENGINE_HELP)
     p.add_argument("--race-members", default=None, metavar="A,B",
                    help="back ends of --solver race (default highs,cpsat; e.g. highs,cpsat,scip)")
     p.add_argument("--time-limit", type=finite_float, default=60.0, metavar="S", help="wall-clock limit, s (default 60)")

@@ -79,6 +79,14 @@ class Solve:
     wall_s: float
     count_proven: bool = False  # level 1 (the most jobs that can start) is proven, whatever level 2's status
     engine: str | None = None   # the P1 engine that ran ("walk" or "cg")
+    #: where ``bound_usd`` comes from (``exact.p1.certify.BOUND_SOURCES``; None: no level-2 record)
+    bound_source: str | None = None
+    #: the evaluator's electricity and egress of the solution (USD, over each run): egress is not in the objective
+    #: unless ``inst.objective.egress``, and can outweigh the electricity (``gaps.text.egress_lines``)
+    electricity_usd: float | None = None
+    egress_usd: float | None = None
+    #: the solve's time line (``exact.p1.certify.Timeline`` points: t_s from the command's start)
+    timeline: tuple = ()
 
     @property
     def proven(self) -> bool:
@@ -109,8 +117,11 @@ def solve_p1(inst: Instance, jobs=None, t0: float | None = None, time_limit_s: f
     lv = {r["level"]: r for r in (info.extra or {}).get("levels", [])}
     count_proven = info.status == "optimal" or lv.get(1, {}).get("status") == "optimal"
     bound = info.bound if count_proven else None
+    m = sched.metrics if has else {}
     return Solve(info.status, n, cost, bound, time.perf_counter() - t, count_proven,
-                 (info.extra or {}).get("engine")), (sched if has else None)
+                 (info.extra or {}).get("engine"), lv.get(2, {}).get("bound_source"),
+                 m.get("total_electricity_usd"), m.get("total_egress_usd"),
+                 tuple((info.extra or {}).get("timeline") or ())), (sched if has else None)
 
 
 @dataclass(frozen=True)
@@ -132,6 +143,31 @@ class GapDecomposition:
     #: optimum's bound) and at least this (against the best placement found; 0 when the policy beats it)
     cost_gap_at_most: float | None = None
     cost_gap_at_least: float | None = None
+    #: the evaluator's electricity and egress of the policy's decision (USD; see ``Solve.egress_usd``)
+    heuristic_electricity_usd: float | None = None
+    heuristic_egress_usd: float | None = None
+
+    @property
+    def own_placement_gap(self) -> float | None:
+        """H / C_S - 1 against the PROVEN cheapest placement of the policy's own started set, whether or not it
+        starts as many jobs as the optimum (a policy that lost admissions still places the jobs it starts;
+        ``placement_gap`` is the same figure, kept for the split of a proven cost gap)."""
+        o = self.own_set
+        if o is None or not o.proven or o.cost_usd is None or not o.cost_usd > 0:
+            return None
+        return self.heuristic_cost_usd / o.cost_usd - 1.0
+
+    @property
+    def own_placement_range(self) -> tuple[float | None, float | None]:
+        """(at least, at most) of the placement gap where the own-set solve is not proven: at least
+        H / min(I_S, H) - 1 against its best placement (0 when the policy's own is the best), at most H / B_S - 1
+        against its bound where it is certified (else None).  (None, None) when proven or not solved."""
+        o = self.own_set
+        if o is None or o.proven or o.cost_usd is None:
+            return None, None
+        best = min(o.cost_usd, self.heuristic_cost_usd)
+        return (max(0.0, self.heuristic_cost_usd / best - 1.0) if best > 0 else None,
+                self.heuristic_cost_usd / o.bound_usd - 1.0 if o.certified else None)
 
     @property
     def proven(self) -> bool:
@@ -152,7 +188,8 @@ class GapDecomposition:
                "gap_proven": self.proven, "split_proven": self.split_proven}
         for name, s in (("opt", self.optimum), ("own", self.own_set)):
             for k, v in (asdict(s) if s is not None else dict.fromkeys(Solve.__dataclass_fields__)).items():
-                out[f"{name}_{k}"] = v
+                if k != "timeline":           # flat: a row holds figures, the time line goes to the JSON
+                    out[f"{name}_{k}"] = v
         return {prefix + k: v for k, v in out.items()}
 
 
@@ -208,4 +245,33 @@ def decompose(inst: Instance, policy: Any, time_limit_s: float = 30.0, solver: s
         at_least = max(0.0, h_cost / best - 1.0) if best > 0 else None
     name = policy if isinstance(policy, str) else policy.name
     return GapDecomposition(name, t0, h_jobs, h_cost, float(h.meta.get("decision_s", float("nan"))), optimum,
-                            own, same, lost, cost_gap, sel, place, at_most, at_least)
+                            own, same, lost, cost_gap, sel, place, at_most, at_least,
+                            h.metrics.get("total_electricity_usd"), h.metrics.get("total_egress_usd"))
+
+
+def best_placement(optimum: Solve, entries) -> tuple[float | None, str]:
+    """The cheapest placement known anywhere in a ``gap`` run that starts the optimum's proven count of jobs,
+    and where it came from: the free solve's, each policy's own decision that starts as many jobs, and each such
+    policy's own-set solve (P1 restricted to the jobs it starts: with as many jobs, a feasible point of the free
+    P1, so an incumbent of it).  ``entries``: ``GapDecomposition``s."""
+    cands = [] if optimum.cost_usd is None else [(optimum.cost_usd, "the P1 optimum's solve")]
+    if optimum.count_proven and optimum.jobs is not None:
+        for g in entries:
+            if g is None or g.heuristic_jobs != optimum.jobs:
+                continue
+            cands.append((g.heuristic_cost_usd, f"{g.policy}'s decision"))
+            if g.own_set is not None and g.own_set.cost_usd is not None and g.own_set.jobs == optimum.jobs:
+                cands.append((g.own_set.cost_usd, f"{g.policy}'s own-set solve"))
+    if not cands:
+        return None, "none"
+    return min(cands, key=lambda c: c[0])        # the first listed wins a tie (the free solve's)
+
+
+def against_best(g: GapDecomposition, best: float | None) -> GapDecomposition:
+    """``g`` with its certified lower end ``cost_gap_at_least`` taken against ``best`` (``best_placement``), the
+    best placement known in the whole run rather than the free solve's alone."""
+    import dataclasses
+    if g.cost_gap_at_most is None or best is None or not best > 0:
+        return g
+    return dataclasses.replace(g, cost_gap_at_least=max(0.0, g.heuristic_cost_usd / min(best, g.heuristic_cost_usd)
+                                                       - 1.0))

@@ -191,7 +191,7 @@ def trace_figures(inst: Instance, time_limit: float, threads=None, runs: Sequenc
     ``runs``: the policies' (name, schedule, complete)."""
     from ..evaluate.metrics import objective_cost_usd
     t0 = time.perf_counter()
-    tl = Timeline(t_start=t0)
+    tl = Timeline()             # t_s from the command's start (clock.command_start), as the P1 solve's
     out: dict[str, Any] = {"notes": [], "bracket_kind": "trace"}
     sr = shortest_runs(inst)
     if sr is None:

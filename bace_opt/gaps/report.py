@@ -27,14 +27,20 @@ With ``online=True``, the whole run as the simulator plays it (queue mode), agai
   by waiting for the cheap GPUs; this one says how much of a policy's cost a schedule as fast could save.
 A policy that leaves jobs unfinished gets no online distance (an average over fewer jobs is not comparable).
 
-Time limits are wall-clock limits on the work they name (within 10 % or 5 s, whichever is larger):
-``time_limit`` caps each exact P1 solve (one for the optimum, one per policy for its own set), and
-``online_time_limit`` caps the whole online part (the policies' simulations, the cost-at-its-JCT LPs and the P2
-figures, bracket included).  The online part runs against one deadline: each step gets only the time left of it,
-so ``gap`` ends within the sum of its limits.  What cannot be cut counts but may overrun: a policy's simulation,
-and set-ups that have no limit of their own (the P1 model's build and start search, the list scheduler's candidate
-pricing), which take tens of seconds at 20 regions and 50 jobs (realistic-20r-50j); on the paper instances they
-take a second or less.
+Time: ``time_limit`` is the wall-clock limit of the whole call (the command's, from process start, for
+``bace-opt gap --time-limit``; issue 42): one deadline (``bace_opt.clock``), and every stage takes its share of
+what is left (the P1 optimum ``OPTIMUM_SHARE`` of the P1 part, each policy's decision and own-set solve an even
+share of the rest; with ``online``, the online part up to ``online_time_limit``, a cap inside ``time_limit``,
+``ONLINE_SHARE`` of it by default, plus whatever the P1 part leaves).  ``online_time_limit`` matters only with
+``online``: without it, it is ignored with a note.  A policy's simulation in the online part is stopped at the
+deadline (``_simulate_by_deadline``): the report then has ``status`` "time_limit", the runs that finished keep
+their figures, and a note names the policy that did not.
+
+The P1 part (``p1part``) keeps one incumbent for the whole run: the best placement known anywhere in it (the
+free solve's, a policy's decision or own-set solve that starts as many jobs; ``incumbent_usd``,
+``incumbent_from``), and one time line (``timeline``: ``{t_s, bound, incumbent, bound_source}``, ``t_s`` from the
+command's start); where the optimum is certified but not proven, ``GapReport.range`` says which side limits the
+range and what would narrow it.
 """
 from __future__ import annotations
 
@@ -48,7 +54,8 @@ from .._format import short
 from ..errors import InputError
 from ..options import check_solve_options
 from ..instance import Instance
-from .decompose import GapDecomposition, Solve, decompose, heuristic_epoch, solve_p1
+from .decompose import GapDecomposition, Solve, decompose, heuristic_epoch, solve_p1  # noqa: F401 (re-exported)
+from .p1part import OPTIMUM_SHARE, p1_part, stage  # noqa: F401 (OPTIMUM_SHARE re-exported: it was defined here)
 from .text import distance_sentence  # noqa: F401  (re-exported: it was defined here)
 
 log = logging.getLogger(__name__)
@@ -161,6 +168,25 @@ class GapReport:
     notes: list[str] = field(default_factory=list)
     #: why the P1 part was skipped (None: it ran)
     p1_skipped: str | None = None
+    #: the instance's ``objective.egress`` (P1's cost counts egress); False: electricity only, as the paper's
+    objective_counts_egress: bool = False
+    #: the best placement known anywhere in the run that starts the optimum's count (``decompose.best_placement``:
+    #: the free solve's, a policy's decision, a policy's own-set solve) and where it came from
+    incumbent_usd: float | None = None
+    incumbent_from: str | None = None
+    #: the P1 part's time line: ``{t_s, bound, incumbent, bound_source}`` points, t_s from the command's start
+    #: (``p1part``; the trace bracket's is ``bracket["timeline"]``)
+    timeline: list = field(default_factory=list)
+    #: "complete", or "time_limit" where the deadline stopped a stage that then returned what it had (a policy's
+    #: simulation in the online part); ``notes`` says which
+    status: str = "complete"
+
+    @property
+    def range(self) -> dict | None:
+        """Where the optimum is certified but not proven: the range's width, which side limits it and what would
+        narrow it (``p1part.range_reading``)."""
+        from .p1part import range_reading
+        return range_reading(self.optimum, self.incumbent_usd, self.timeline)
 
     @property
     def online_certified(self) -> bool:
@@ -175,9 +201,17 @@ class GapReport:
         raise KeyError(policy)
 
     def to_dict(self) -> dict:
-        return {"instance": self.instance, "jobs": self.jobs, "t0_s": self.t0_s,
-                "optimum": None if self.optimum is None else asdict(self.optimum),
+        opt = None
+        if self.optimum is not None:
+            opt = {k: v for k, v in asdict(self.optimum).items() if k != "timeline"}
+        return {"instance": self.instance, "jobs": self.jobs, "t0_s": self.t0_s, "status": self.status,
+                "optimum": opt,
                 "optimum_proven": None if self.optimum is None else self.optimum.proven,
+                "incumbent_usd": self.incumbent_usd, "incumbent_from": self.incumbent_from,
+                "bound_usd": None if self.optimum is None or not self.optimum.certified else self.optimum.bound_usd,
+                "bound_source": None if self.optimum is None else self.optimum.bound_source,
+                "range": self.range, "timeline": list(self.timeline),
+                "objective_counts_egress": self.objective_counts_egress,
                 "p1_skipped": self.p1_skipped, "online_certified": self.online_certified,
                 "policies": [_policy_dict(p) for p in self.policies], "bracket": self.bracket,
                 "wall_s": self.wall_s, "notes": list(self.notes)}
@@ -206,7 +240,10 @@ def _policy_dict(p: PolicyGap) -> dict:
          "optimum_cost_usd": g.optimum.cost_usd, "cost_gap": g.cost_gap, "selection_gap": g.selection_gap,
          "placement_gap": g.placement_gap, "gap_proven": g.proven, "split_proven": g.split_proven,
          "cost_gap_at_most": g.cost_gap_at_most, "cost_gap_at_least": g.cost_gap_at_least,
-         "decision_s": g.decision_s, "own_set": None if g.own_set is None else asdict(g.own_set)}
+         "decision_s": g.decision_s, "own_placement_gap": g.own_placement_gap,
+         "own_placement_gap_at_least": g.own_placement_range[0], "own_placement_gap_at_most": g.own_placement_range[1],
+         "electricity_usd": g.heuristic_electricity_usd, "egress_usd": g.heuristic_egress_usd,
+         "own_set": None if g.own_set is None else {k: v for k, v in asdict(g.own_set).items() if k != "timeline"}}
     if p.online is not None:
         o = p.online
         d["online"] = dict(asdict(o), complete=o.complete, jct_gap_at_most=o.jct_gap_at_most,
@@ -218,29 +255,47 @@ def _policy_dict(p: PolicyGap) -> dict:
 
 #: without ``online_time_limit``, the online part's cap is this share of ``time_limit``
 ONLINE_SHARE = 0.5
-#: the free P1 optimum's share of the P1 part (the rest is split evenly among the policies' own-set solves)
-OPTIMUM_SHARE = 0.5
 
 
 def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, solver: str = "highs",
         online: bool = False, online_time_limit: float | None = None,
         policy_options: Mapping[str, Any] | None = None, threads: int | None = None,
         engine: str = "auto", p1: bool | None = None) -> GapReport:
-    """How far each policy is from optimal on ``inst`` (module doc).  ``policy``: a registered name, a
-    ``package.module:Class`` spec, a policy object, or a list of them (``policy_options`` apply to names and
-    specs).  ``time_limit``: the wall-clock limit of the whole call (s): the P1 optimum, each policy's decision
-    and own-set solve, and with ``online`` the simulations and the P2 bracket (``bace_opt.clock``: one deadline,
-    each step takes its share of what is left).  ``online_time_limit``: a cap on the online part inside
-    ``time_limit`` (default: ``ONLINE_SHARE`` of it; the P1 part gets the rest, and the online part whatever the
-    P1 part leaves, up to the cap).  ``engine``: the P1 engine of every exact P1 solve ("auto", "walk" or "cg":
-    ``exact.placement.solve_placement``).  ``p1``: run the one-epoch P1 part (None: yes, except with ``online``
-    on a trace instance, ``gaps.online.is_trace``, where one decision epoch over a week of arrivals means
-    nothing; skipped, the online part gets the whole limit and the trace-scale bracket ``online.trace_figures``)."""
+    """How far each policy is from optimal on ``inst`` (module doc); returns a ``GapReport`` (``.summary()``
+    the text ``bace-opt gap`` prints, ``.to_dict()`` its ``--json``, ``.to_frame()`` a row per policy).
+
+    * ``policy``: a registered name (``bace-opt policies``), a ``package.module:Class`` spec, a policy object,
+      or a list of them (default "bace-pipe").
+    * ``time_limit`` (s, default 60): the wall-clock limit of the whole call: the P1 optimum, each policy's
+      decision and own-set solve, and with ``online`` the simulations and the P2 bracket (one deadline,
+      ``bace_opt.clock``; each step takes its share of what is left).  At fleet scale (20 regions, 50 jobs) the
+      P1 optimum is not proven in minutes: the report gives a certified range (``GapReport.range`` says which
+      side limits it); ``benchmarks/README.md``, "Convergence", shows how it closes with time.
+    * ``solver``: the P1 back end ("highs", "cpsat", "scip", "mathopt-highs"; default "highs").
+    * ``engine``: the P1 engine of every exact P1 solve: "auto" (default), "walk" or "cg"
+      (``exact.p1.backend.choose_engine``: "auto" takes the walk engine, and column generation only where the
+      walk model would exceed 2,000,000 binaries, which it then does not build).
+    * ``online``: also simulate each policy over the whole run against the certified P2 figures.
+    * ``online_time_limit`` (s): with ``online``, a cap on the online part inside ``time_limit`` (default
+      ``ONLINE_SHARE`` of it; the online part also gets whatever the P1 part leaves); larger than
+      ``time_limit`` is refused; without ``online`` it is ignored, with a note.
+    * ``policy_options``: options for every policy given by name or spec (a policy object is configured
+      itself).
+    * ``threads``: threads of the online part's solves (default: every core).
+    * ``p1``: run the one-epoch P1 part (None: yes, except with ``online`` on a trace instance,
+      ``gaps.online.is_trace``, where one decision epoch over a week of arrivals means nothing; skipped, the
+      online part gets the whole limit and the trace-scale bracket ``online.trace_figures``)."""
     from .. import clock
     specs = list(policy) if isinstance(policy, (list, tuple)) else [policy]
     if not specs:
         raise InputError("gap: give at least one policy")
     check_solve_options({"time_limit": time_limit, "online_time_limit": online_time_limit, "threads": threads})
+    notes = []
+    if online_time_limit is not None and not online:
+        notes.append(f"online_time_limit ({short(online_time_limit, 's')}) ignored: it caps the online part, "
+                     "which runs only with online=True (--online)")
+        log.info("gap: %s", notes[-1])
+        online_time_limit = None
     if online_time_limit is not None and online_time_limit > time_limit:
         raise InputError(f"online_time_limit: a cap on the online part inside time_limit (the whole call's "
                          f"wall clock, {short(time_limit, 's')}), got {short(online_time_limit, 's')}: raise "
@@ -264,7 +319,13 @@ def gap(inst: Instance, policy: Any = "bace-pipe", *, time_limit: float = 60.0, 
             cap = (online_time_limit if online_time_limit is not None else ONLINE_SHARE * time_limit) if online \
                 else 0.0
             with clock.scope(max(clock.left(time_limit) - cap, 0.0)):
-                report = _p1_part(inst, pols, solver, engine)
+                part = p1_part(inst, pols, solver, engine, solve_p1)
+            report = GapReport(inst.name, len(inst.jobs), part["t0_s"], part["optimum"],
+                               [PolicyGap(p.name, g) for p, g in zip(pols, part["entries"])],
+                               incumbent_usd=part["incumbent_usd"], incumbent_from=part["incumbent_from"],
+                               timeline=part["timeline"])
+        report.objective_counts_egress = bool(inst.objective.egress)
+        report.notes.extend(notes)
         if online:
             _online(inst, report, pols, min(cap, clock.left(cap)) if online_time_limit is not None
                     else clock.left(cap), threads)
@@ -285,36 +346,6 @@ def _p1_skipped(inst: Instance, online: bool, p1: bool | None) -> str | None:
         return ("a trace instance: one decision epoch with every job arrived and every resource free means "
                 "nothing over a week of arrivals; the online part measures the whole run")
     return "skipped on request (p1=False / --skip-p1)"
-
-
-def stage(what: str) -> None:
-    """One progress line (``-v``, on stderr): the stage starting, the command's clock and the time left."""
-    from .. import clock
-    left = clock.left()
-    log.info("gap: %s [%s in, %s left]", what, short(clock.wall_s(), "s"),
-             "no limit" if math.isinf(left) else short(left, "s"))
-
-
-def _p1_part(inst: Instance, pols: Sequence[Any], solver: str, engine: str) -> GapReport:
-    """The P1 optimum and each policy's decomposition, within the deadline in force (``bace_opt.clock``): the
-    optimum gets ``OPTIMUM_SHARE`` of it, each policy an even share of what is left when its turn comes."""
-    from .. import clock
-    t0 = max((j.arrival_s for j in inst.jobs), default=0.0)
-    limit = clock.left()
-    stage(f"the P1 optimum ({len(inst.jobs)} jobs, up to {short(limit * (OPTIMUM_SHARE if pols else 1.0), 's')})")
-    opt, _ = solve_p1(inst, t0=t0, time_limit_s=max(limit * (OPTIMUM_SHARE if pols else 1.0), 0.01), solver=solver,
-                      engine=engine)
-    if not opt.proven:
-        log.warning("gap: the P1 optimum is not proven in %s (status %s): %s", short(opt.wall_s, "s"), opt.status,
-                    "the gaps are certified against its bound" if opt.certified else "no gap is reported")
-    entries = []
-    for i, pol in enumerate(pols):
-        share = clock.left() / (len(pols) - i)
-        stage(f"{pol.name}: its decision at t0 = {short(t0, 's')} and its own-set optimum (up to {short(share, 's')})")
-        h = heuristic_epoch(inst, pol)
-        entries.append(PolicyGap(pol.name, decompose(inst, pol, time_limit_s=max(share, 0.01), solver=solver,
-                                                      optimum=opt, heuristic=h, engine=engine)))
-    return GapReport(inst.name, len(inst.jobs), t0, opt, entries)
 
 
 def _policy(spec: Any, options: dict):
@@ -338,15 +369,28 @@ def _online(inst: Instance, report: GapReport, pols: Sequence[Any], time_limit: 
 
 def _online_in(inst: Instance, report: GapReport, pols: Sequence[Any], time_limit: float, threads) -> None:
     from ..evaluate import evaluate
-    from ..evaluate.metrics import objective_cost_usd
     from ..sim import simulate
     deadline = time.perf_counter() + time_limit
-    runs = []
+    runs, stopped = [], []
     for pol in pols:
+        if stopped:
+            report.notes.append(f"online: {pol.name} was not simulated: the time limit was reached")
+            continue
         stage(f"online: simulating {pol.name} over {len(inst.jobs)} jobs")
-        sched = simulate(inst, pol)
+        sched, settled = _simulate_by_deadline(inst, pol, simulate)
+        if sched is None:
+            stopped.append(pol.name)
+            report.status = "time_limit"
+            report.notes.append(f"online: the simulation of {pol.name} was stopped at the time limit with "
+                                f"{settled} of {len(inst.jobs)} jobs settled: no online figures for it")
+            log.warning("gap: %s", report.notes[-1])
+            continue
         complete = sched.metrics["jobs_done"] == len(inst.jobs) and evaluate(inst, sched).feasible
         runs.append((pol.name, sched, complete))
+    if stopped:         # the deadline has passed: the policies that ran keep their runs, with no bracket
+        report.notes.append("online: no P2 bracket (the time limit was reached during the simulations)")
+        _online_gaps(inst, report, runs, {}, {})
+        return
     # the cost-at-its-JCT LPs first (they need only the runs), within their share; the P2 figures get the rest
     at_jct = cost_at_jct_bounds(inst, runs, min(time_limit * COST_AT_JCT_SHARE, _left(deadline)), threads)
     from .online import is_trace, mean_shortest_run_s, trace_figures
@@ -362,12 +406,43 @@ def _online_in(inst: Instance, report: GapReport, pols: Sequence[Any], time_limi
         bracket["wait_best_s"] = None if hi is None or rmean is None else max(hi - rmean, 0.0)
     lo, hi = bracket.get("jct_lower_bound_s"), bracket.get("jct_best_s")
     bracket["jct_bracket_width"] = hi / lo - 1.0 if lo and hi is not None else None
-    for i, (name, sched, _) in enumerate(runs):
+    _online_gaps(inst, report, runs, bracket, at_jct)
+
+
+def _online_gaps(inst: Instance, report: GapReport, runs: Sequence[tuple], bracket: dict, at_jct: dict) -> None:
+    """Each simulated policy's ``OnlineGap`` against ``bracket`` (empty: no figures) into ``report``."""
+    from ..evaluate.metrics import objective_cost_usd
+    index = {p.policy: i for i, p in enumerate(report.policies)}
+    for name, sched, _ in runs:
         m = sched.metrics
         og = OnlineGap(len(inst.jobs), int(m["jobs_done"]), m.get("avg_jct_s"), objective_cost_usd(inst, m),
                        bracket.get("jct_lower_bound_s"), bracket.get("jct_best_s"),
                        bracket.get("cost_lower_bound_usd"), at_jct.get(name), bracket.get("mean_shortest_run_s"))
+        i = index[name]
         report.policies[i] = PolicyGap(name, report.policies[i].p1, og)
+
+
+def _simulate_by_deadline(inst: Instance, pol: Any, simulate) -> tuple[Any, int]:
+    """(schedule, jobs settled) of ``pol``'s whole run, or (None, jobs settled so far) when the deadline in force
+    (``bace_opt.clock``) passed during it: the simulator's progress callback (every ``sim.PROGRESS_EVERY_S`` of
+    wall time, between events) raises ``clock.DeadlineReached`` there, so the run stops within about that, plus
+    one event's handling, of the deadline."""
+    from .. import clock
+    seen = [0]
+
+    def progress(done: int, total: int, t: float) -> None:
+        seen[0] = done
+        d = clock.current()
+        if d is not None:
+            d.check(f"the simulation of {pol.name}")
+
+    d = clock.current()
+    if d is not None and d.expired():
+        return None, 0
+    try:
+        return simulate(inst, pol, progress=progress), len(inst.jobs)
+    except clock.DeadlineReached:
+        return None, seen[0]
 
 
 def _left(deadline: float) -> float:

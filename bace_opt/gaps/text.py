@@ -26,26 +26,95 @@ def summary_lines(r: "GapReport") -> list[str]:
 def p1_lines(r: "GapReport") -> list[str]:
     """The P1 part: the optimum and each policy's cost gap at the decision epoch."""
     o = r.optimum
+    inc = r.incumbent_usd if r.incumbent_usd is not None else o.cost_usd
+    found = "" if r.incumbent_from in (None, "none", "the P1 optimum's solve") else r.incumbent_from
+    beside = "; ".join(x for x in (found, _egress_beside(r, o)) if x)
     lines = [f"gap on {shown(r.instance)} ({r.jobs} jobs): one decision at t0 = {short(r.t0_s, 's')}, every resource free",
-             f"P1 optimum: {short(o.jobs)} jobs started, cost {short(o.cost_usd, 'USD')}, {o.status} "
-             f"(bound {short(o.bound_usd, 'USD')}), solved in {short(o.wall_s, 's')}"]
-    head = ("policy", "jobs started", "cost", "cost gap", "selection", "placement", "proven")
+             f"P1 optimum: {short(o.jobs)} jobs started, cost {short(inc, 'USD')}{f' ({beside})' if beside else ''}, "
+             f"{o.status} (bound {short(o.bound_usd, 'USD')}"
+             + (f", {o.bound_source}" if o.bound_source and not o.proven and o.bound_usd is not None else "")
+             + f"), solved in {short(o.wall_s, 's')}"]
+    egress = _egress_column(r)
+    head = ("policy", "jobs started", "cost", "cost gap", "selection", "placement", "proven") + (
+        ("egress (not in the objective)",) if egress else ())
     rows = [head]
     for p in r.policies:
         g = p.p1
         lost = "" if not g.admissions_lost else f" ({g.admissions_lost} lost)"
         rows.append((p.policy, f"{g.heuristic_jobs} of {short(o.jobs)}{lost}", short(g.heuristic_cost_usd, "USD"),
-                     _cost_gap_cell(g), pct(g.selection_gap), pct(g.placement_gap),
-                     _proven(g)))
+                     _cost_gap_cell(g), pct(g.selection_gap), _placement_cell(g), _proven(g))
+                    + ((short(g.heuristic_egress_usd, "USD"),) if egress else ()))
     lines += _table(rows)
     if not o.proven and o.certified:
         lines.append(f"the optimum is not proven ({o.status}, engine {o.engine or '-'}): each cost gap is certified, "
                      f"at most against the bound {short(o.bound_usd, 'USD')}, at least against the best placement "
-                     f"found {short(o.cost_usd, 'USD')}")
+                     f"found {short(inc, 'USD')}" + (f" ({r.incumbent_from})" if found else ""))
+        lines += range_lines(r)
     elif not o.proven:
         lines.append(f"no gap: the optimum is not proven ({o.status}) and no bound was reached"
                      + ("" if o.count_proven else " (the most jobs that can start is not proven)"))
+    lines += own_set_lines(r) + egress_lines(r)
     return lines
+
+
+def range_lines(r: "GapReport") -> list[str]:
+    """Which side limits a wide certified range, and what would narrow it (``GapReport.range``)."""
+    from .p1part import WIDE_RANGE
+    rd = r.range
+    if rd is None or rd["width"] <= WIDE_RANGE:
+        return []
+    return [f"the range is {pct(rd['width'])} wide, limited by the {rd['limited_by']}: {rd['why']}; "
+            f"what would narrow it: {rd['narrow']}"]
+
+
+def own_set_lines(r: "GapReport") -> list[str]:
+    """A policy that starts fewer jobs than the optimum has no cost gap; its own-set solve still says how well it
+    places the jobs it starts."""
+    out = []
+    for p in r.policies:
+        g = p.p1
+        if not g.admissions_lost or g.own_set is None or g.own_set.cost_usd is None:
+            continue
+        out.append(f"{p.policy} starts {g.admissions_lost} job(s) fewer than the optimum, so it has no cost gap; "
+                   f"the cheapest placement of its own {g.heuristic_jobs} jobs found costs "
+                   f"{short(g.own_set.cost_usd, 'USD')} ({g.own_set.status}) against its "
+                   f"{short(g.heuristic_cost_usd, 'USD')}: placement {_placement_cell(g)}")
+    return out
+
+
+def _egress_outweighs(x) -> bool:
+    e, c = getattr(x, "egress_usd", None), getattr(x, "electricity_usd", None)
+    return e is not None and c is not None and e > c
+
+
+def _egress_beside(r: "GapReport", o) -> str:
+    if r.objective_counts_egress or not _egress_outweighs(o):
+        return ""
+    return f"electricity only: its egress, {short(o.egress_usd, 'USD')}, is not in the objective"
+
+
+def _egress_column(r: "GapReport") -> bool:
+    """Show the policies' egress beside their cost: the objective is electricity only and some placement's
+    egress outweighs its electricity."""
+    if r.objective_counts_egress:
+        return False
+    return _egress_outweighs(r.optimum) or any(
+        p.p1.heuristic_egress_usd is not None and p.p1.heuristic_electricity_usd is not None
+        and p.p1.heuristic_egress_usd > p.p1.heuristic_electricity_usd for p in r.policies)
+
+
+def egress_lines(r: "GapReport") -> list[str]:
+    """Where egress outweighs electricity and the objective counts electricity only: say so, and name the option
+    that optimises the total."""
+    if not _egress_column(r):
+        return []
+    o = r.optimum
+    fig = (f" (the optimum's placement: egress {short(o.egress_usd, 'USD')} against electricity "
+           f"{short(o.electricity_usd, 'USD')}, the evaluator's figures over each run)"
+           if o.egress_usd is not None and o.electricity_usd is not None else "")
+    return [f"egress outweighs electricity{fig}: the objective is electricity only (the paper's), so these "
+            "placements do not minimise the total cost; to optimise electricity + egress, set "
+            '"objective": {"egress": true} in the instance file (Instance.objective.egress, models/placement.md)']
 
 
 def online_lines(r: "GapReport") -> list[str]:
@@ -118,6 +187,19 @@ def _cost_gap_cell(g: "GapDecomposition") -> str:
     if g.cost_gap_at_least:
         return f"{pct(g.cost_gap_at_least)} .. {pct(g.cost_gap_at_most)}"
     return f"<= {pct(g.cost_gap_at_most)}"
+
+
+def _placement_cell(g: "GapDecomposition") -> str:
+    """The placement gap: of a proven split, else against the proven own-set optimum (also where admissions are
+    lost), else its certified range against the own-set solve's bound and best placement."""
+    if g.placement_gap is not None:
+        return pct(g.placement_gap)
+    if g.own_placement_gap is not None:
+        return pct(g.own_placement_gap)
+    lo, hi = g.own_placement_range
+    if hi is None:
+        return "-" if not lo else f">= {pct(lo)}"
+    return f"{pct(lo)} .. {pct(hi)}" if lo else f"<= {pct(hi)}"
 
 
 def _proven(g: "GapDecomposition") -> str:

@@ -120,7 +120,7 @@ def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | 
     if done is not None:
         return done
     engine, why = choose_engine(data, solver, engine, max_binaries)
-    timeline = Timeline(t_start)
+    timeline = Timeline()            # t_s from the command's start (clock.command_start), not the solve's
     more = {"engine": engine, "engine_rule": why, "timeline": timeline}
     if clock.left() <= 0.0:          # the deadline passed in the set-up: no engine is loaded (bace_opt.clock)
         sol, lv, build_s = out_of_time_start(data, warm_start, "the time limit was reached before the solve "

@@ -14,7 +14,8 @@ by the evaluator that it has (issue 37, step 4; models/placement.md section 11).
   (``p1.stage``) and the floor, ``bound_source`` (always present, one of ``BOUND_SOURCES``) says which, and
   its gap from it, so that a solve stopped by its limit reports a certified gap, never none.
 * ``Timeline``: the best certified bound and the best incumbent as the solve moves (``{t_s, bound, incumbent,
-  bound_source}`` points, the schema ``solve --json`` writes as ``timeline``).
+  bound_source}`` points, the schema ``solve --json`` and ``gap --json`` write as ``timeline``; ``t_s`` in
+  seconds from the command's start, ``clock.command_start``).
 """
 from __future__ import annotations
 
@@ -175,8 +176,9 @@ def _drop_conflicts(r2: dict, cands: list, obj) -> list:
 
 @dataclass
 class TimePoint:
-    """One point of a solve's time line: seconds since the solve started, the best certified bound and the best
-    incumbent known then (None: none yet), and where the bound came from (``BOUND_SOURCES``)."""
+    """One point of a solve's time line: seconds since the command started (``Timeline.t_start``), the best
+    certified bound and the best incumbent known then (None: none yet), and where the bound came from
+    (``BOUND_SOURCES``)."""
     t_s: float
     bound: float | None
     incumbent: float | None
@@ -191,8 +193,14 @@ class TimePoint:
 class Timeline:
     """The best certified bound and incumbent of one objective as a solve moves: ``add`` keeps the best of each
     (a bound only rises, an incumbent only falls) and appends a point when either moved.  Safe to call from a
-    solver's callback thread."""
-    t_start: float = field(default_factory=time.perf_counter)
+    solver's callback thread.
+
+    ``t_s`` counts from ``t_start``: by default where the command's clock starts (``clock.command_start``: the
+    process start for ``bace-opt ...``, imports included, so a point's ``t_s`` reads against the command's
+    ``--time-limit`` and its top-level ``wall_s``; in a Python program the process start, or the moment it last
+    called ``bace_opt.clock.start_command()``), the same origin for every stage of one command (the P1 solve,
+    ``gap``'s own-set solves, the trace bracket)."""
+    t_start: float = field(default_factory=clock.command_start)
     points: list[TimePoint] = field(default_factory=list)
     bound: float | None = None
     incumbent: float | None = None

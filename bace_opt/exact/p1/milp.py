@@ -66,7 +66,7 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
     """The sequential levels (P1.17-P1.19) on one Pyomo model of ``formulation``, kept between levels.
     ``share`` (a ``p1.levels.LevelShare``): levels another race member proved are adopted, not solved.
     ``timeline``: level 2's bound and incumbent are put on it as they move."""
-    timeline = timeline if timeline is not None else Timeline(t_start)
+    timeline = timeline if timeline is not None else Timeline()
     if formulation == "walk" and has_negative_prices(data):
         # a trail may pick up cycles that earn money under a negative price (models/placement.md section 9):
         # the position formulation with P1.12b is exact there
