@@ -1,0 +1,119 @@
+"""Long work shows progress (issue 42 item 3): ``bench`` a line per run, the P2 search its best schedule and lower
+bound stage by stage, the P1 solve its bound and incumbent; with ``-v`` on stderr, never on stdout, nothing with
+``-q``.  Each command runs as a user runs it (a subprocess: the CLI's own logging, not pytest's), on a small
+instance with a short limit."""
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bace_opt import progress
+from bace_opt.exact.p1.certify import SOURCE_SEARCH, Timeline, p1_progress
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ROOT / "instances" / "paper-6r-8j-seed1.json"
+TINY = ROOT / "instances" / "tiny-2r-2j.json"
+
+#: ``bench`` on two simulator runs of an instance file (the suite's own runs are minutes long)
+BENCH = """
+import sys
+import bace_opt.bench as b
+from bace_opt.bench.spec import RunSpec
+b.specs_for = lambda suite, size, **kw: [RunSpec("realistic", "file", "f", i, "sim:lcf", {{"path": {path!r}}})
+                                         for i in range(2)]
+from bace_opt.cli.main import main
+sys.exit(main(["bench", "--suite", "realistic", "--size", "small", "-o", {out!r}, *sys.argv[1:]]))
+"""
+
+
+def run(argv, *, code: str | None = None, timeout: float = 60):
+    cmd = [sys.executable, "-c", code, *argv] if code else [sys.executable, "-m", "bace_opt", *map(str, argv)]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+
+
+def progress_lines(err: str) -> list[str]:
+    return [l for l in err.splitlines() if "bace_opt.progress" in l or "bench run" in l]
+
+
+@pytest.mark.parametrize("flag", ["-v", "-q"])
+def test_bench_tells_each_run_on_stderr_with_v_and_nothing_with_q(tmp_path, flag):
+    out = tmp_path / "r.csv"
+    r = run([flag], code=BENCH.format(path=str(SMALL), out=str(out)))
+    assert r.returncode == 0, r.stderr
+    lines = [l for l in r.stderr.splitlines() if "bench run" in l]
+    if flag == "-v":
+        assert len(lines) == 2 and "bench run 1/2: sim:lcf on paper-6r-8j-seed1: done, " in lines[0]
+        assert lines[1].startswith("INFO bace_opt.bench.runner: bench run 2/2:") and lines[1].endswith(" s")
+    else:
+        assert not lines and r.stderr == ""
+    assert "bench run" not in r.stdout and "realistic/small: 2 runs" in r.stdout
+
+
+@pytest.mark.parametrize("flag", ["-v", "-q"])
+def test_p2_bracket_shows_its_bound_and_best_schedule_on_stderr(tmp_path, flag):
+    """The paper 8-job P2 in 4 s with its bracket: its stages (the exact P2, the lower bound, the list
+    scheduler's best as it falls, unless the exact P2 proved its optimum) come as lines."""
+    r = run(["solve", SMALL, "--problem", "schedule", "--time-limit", "4", "--bracket", "--json",
+             "-o", tmp_path / "s.json", flag])
+    assert r.returncode in (0, 1), r.stderr
+    json.loads(r.stdout)                      # stdout is the JSON alone
+    lines = progress_lines(r.stderr)
+    if flag == "-q":
+        assert not lines and "INFO" not in r.stderr
+        return
+    text = "\n".join(lines)
+    assert "P2 exact (highs): 8 jobs" in text
+    assert "P2 bracket: lower bound " in text
+    assert "P2 list scheduler: best mean JCT " in text or "P2 bracket: exact P2 (highs) optimal" in text
+    assert "P2 bracket: [" in text and " left]" in text
+    assert "bace_opt.progress" not in r.stdout
+
+
+def test_p2_exact_cpsat_tells_its_incumbents(tmp_path):
+    r = run(["solve", TINY, "--problem", "schedule", "--solver", "cpsat", "--time-limit", "4", "--json",
+             "-o", tmp_path / "s.json", "-v"])
+    assert r.returncode == 0, r.stderr
+    json.loads(r.stdout)
+    text = "\n".join(progress_lines(r.stderr))
+    assert "P2 exact (cpsat): " in text and "candidates; solving" in text and "optimal, objective" in text
+
+
+@pytest.mark.parametrize("flag", ["-v", "-q"])
+def test_p1_solve_tells_its_bound_and_incumbent(tmp_path, flag):
+    r = run(["solve", SMALL, "--problem", "placement", "--time-limit", "4", "--json", "-o", tmp_path / "p.json",
+             flag])
+    assert r.returncode in (0, 1), r.stderr
+    json.loads(r.stdout)
+    lines = progress_lines(r.stderr)
+    if flag == "-q":
+        assert not lines
+        return
+    text = "\n".join(lines)
+    assert "bace_opt.progress.p1: P1 (" in text and "jobs; building the model" in text
+    assert "level 2 bound " in text and "incumbent " in text
+
+
+def test_a_moving_figure_is_told_at_most_once_a_second_and_its_last_value_on_flush(caplog):
+    caplog.set_level(logging.INFO, logger="bace_opt.progress")
+    tl = Timeline(on_point=p1_progress("P1 (test)"))
+    for k in range(5):
+        tl.add(10.0 + k, 20.0 - k, SOURCE_SEARCH)
+    told = [r.getMessage() for r in caplog.records if r.name == "bace_opt.progress.p1"]
+    assert len(told) == 1 and "level 2 bound 10" in told[0] and "incumbent 20" in told[0]
+    tl.on_point.flush()
+    told = [r.getMessage() for r in caplog.records if r.name == "bace_opt.progress.p1"]
+    assert len(told) == 2 and "level 2 bound 14" in told[1] and "incumbent 16" in told[1]
+    assert len(tl.points) == 5          # the time line keeps every point; only the lines are thinned
+
+
+def test_nothing_is_formatted_when_progress_is_not_shown(caplog):
+    caplog.set_level(logging.WARNING, logger="bace_opt.progress")
+    mv = progress.Moving(progress.logger("p2"), "x")
+    mv.tell("a")
+    mv.flush()
+    assert mv.pending is None and not caplog.records
