@@ -9,9 +9,12 @@ INFO, like every ``bace_opt`` log.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import threading
 import time
+from typing import Iterator
 
 from . import clock
 from ._format import short
@@ -26,9 +29,10 @@ def logger(what: str) -> logging.Logger:
     return logging.getLogger(f"{ROOT}.{what}")
 
 
-def when() -> str:
-    """``[12.3 s in, 47.7 s left]``: the command's clock and what is left of its deadline."""
-    left = clock.left()
+def when(deadline: clock.Deadline | None = None) -> str:
+    """``[12.3 s in, 47.7 s left]``: the command's clock and what is left of its deadline (the one in force, or
+    ``deadline``: a thread sees none of its own)."""
+    left = clock.left() if deadline is None else deadline.left()
     return f"[{short(clock.wall_s(), 's')} in" + ("]" if math.isinf(left) else f", {short(left, 's')} left]")
 
 
@@ -58,3 +62,29 @@ class Moving:
     def flush(self) -> None:
         if self.pending is not None:
             self.tell(self.pending, force=True)
+
+
+#: a long stage with nothing to tell (a model's build) says it is still running this often, s
+HEARTBEAT_S = 5.0
+
+
+@contextlib.contextmanager
+def heartbeat(log: logging.Logger, what: str, every_s: float = HEARTBEAT_S) -> Iterator[None]:
+    """A line every ``every_s`` s while the block runs (``what``: still running after N s), from a thread of its
+    own: a long Python stage (a model's build) is not silent for minutes.  Nothing when ``log`` shows nothing."""
+    if not log.isEnabledFor(logging.INFO):
+        yield
+        return
+    done, t0, deadline = threading.Event(), time.perf_counter(), clock.current()
+
+    def beat():
+        while not done.wait(every_s):
+            log.info("%s: still running after %s %s", what, short(time.perf_counter() - t0, "s"), when(deadline))
+
+    th = threading.Thread(target=beat, name="bace-opt-heartbeat", daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        done.set()
+        th.join()

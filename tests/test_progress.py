@@ -117,3 +117,18 @@ def test_nothing_is_formatted_when_progress_is_not_shown(caplog):
     mv.tell("a")
     mv.flush()
     assert mv.pending is None and not caplog.records
+
+
+def test_a_long_silent_stage_beats_from_a_thread_with_the_commands_deadline(caplog):
+    import time
+
+    from bace_opt import clock
+    caplog.set_level(logging.INFO, logger="bace_opt.progress")
+    with clock.scope(30.0), progress.heartbeat(progress.logger("p1"), "P1: the build", every_s=0.05):
+        time.sleep(0.3)
+    beats = [r.getMessage() for r in caplog.records if "still running" in r.getMessage()]
+    assert beats and all(m.startswith("P1: the build: still running after ") for m in beats)
+    assert all(" left]" in m for m in beats)            # the thread sees the deadline of the block that started it
+    n = len(beats)
+    time.sleep(0.15)
+    assert len([r for r in caplog.records if "still running" in r.getMessage()]) == n    # it stopped with the block

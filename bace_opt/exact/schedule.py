@@ -326,7 +326,8 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     plog.info("P2 exact (%s): %d jobs; candidates and the slotted model %s", solver, len(inst.jobs), progress.when())
     try:           # the candidate build is Python: stopped at its share of the deadline (bace_opt.clock)
         with clock.scope(None if options.time_limit_s is None else BUILD_SHARE * options.time_limit_s), \
-                clock.raise_at_deadline("the exact P2's candidate build"):
+                clock.raise_at_deadline("the exact P2's candidate build"), \
+                progress.heartbeat(plog, "P2 exact: the candidates and the model's build"):
             prob, steps = choose_problem(inst, solver, options, delta, mu, cost_cap_usd, max_blocks, routes_k,
                                          horizon_s)
     except clock.DeadlineReached as e:

@@ -61,7 +61,8 @@ def best_list_schedule(inst: Instance, budget_s: float, warm: Sequence[Schedule]
     mv = progress.Moving(progress.logger("p2"), "P2 list scheduler")
     cs = enumerate_candidates(inst, max_blocks=MAX_BLOCKS, routes_k=ROUTES_K)
     mv.tell(f"{sum(map(len, cs.by_job.values())):,} candidates; pricing them", force=True)
-    ls = ListScheduler(inst, cs)
+    with progress.heartbeat(mv.log, "P2 list scheduler: the candidates' pricing"):
+        ls = ListScheduler(inst, cs)
     starts = start_orders(inst, ls, warm, orders)
     left = max(budget_s - (time.perf_counter() - t0), 0.0)
     what = {"jct": "mean JCT", "cost": "total cost", "sum": "mean JCT + mu cost"}.get(goal, goal)
