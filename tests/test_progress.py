@@ -68,10 +68,22 @@ def test_p2_bracket_shows_its_bound_and_best_schedule_on_stderr(tmp_path, flag):
         return
     text = "\n".join(lines)
     assert "P2 exact (highs): 8 jobs" in text
-    assert "P2 bracket: lower bound " in text
-    assert "P2 list scheduler: best mean JCT " in text or "P2 bracket: exact P2 (highs) optimal" in text
-    assert "P2 bracket: [" in text and " left]" in text
+    assert "P2 bracket: exact P2 (highs) " in text and "P2 bracket: [" in text and " left]" in text
     assert "bace_opt.progress" not in r.stdout
+
+
+def test_the_list_schedulers_best_falls_beside_the_lower_bound(caplog):
+    """The list scheduler's stages and its best as it falls (in process: the stages a loaded machine may not
+    reach in a 4 s command)."""
+    from bace_opt.exact.p2.scale import best_list_schedule
+    from bace_opt.instance import load_instance
+    caplog.set_level(logging.INFO, logger="bace_opt.progress")
+    out = best_list_schedule(load_instance(SMALL), 0.5, seed=1, lower_bound=40_000.0)
+    told = [r.getMessage() for r in caplog.records if r.name == "bace_opt.progress.p2"]
+    assert told[0].startswith("P2 list scheduler: ") and "candidates; pricing them" in told[0]
+    best = [m for m in told if "best mean JCT" in m]
+    assert best and all("lower bound 40,000 s" in m and "gap " in m for m in best)
+    assert f"best mean JCT {progress.value(out['value'])}" in best[-1]      # the last line is the result
 
 
 def test_p2_exact_cpsat_tells_its_incumbents(tmp_path):

@@ -68,11 +68,11 @@ def best_list_schedule(inst: Instance, budget_s: float, warm: Sequence[Schedule]
     what = {"jct": "mean JCT", "cost": "total cost", "sum": "mean JCT + mu cost"}.get(goal, goal)
     mv.tell(f"searching job orders for the least {what} (up to {progress.value(left)})", force=True)
 
-    def on_best(v, n):
+    def on_best(v, n, force=False):
         gap = (f", gap {100 * (v - lower_bound) / v:.3g} %" if lower_bound is not None and v and math.isfinite(v)
                else "")
         mv.tell(f"best {what} {progress.value(v, 'USD' if goal == 'cost' else 's')} after {n} orders"
-                + ("" if lower_bound is None else f", lower bound {progress.value(lower_bound)}{gap}"))
+                + ("" if lower_bound is None else f", lower bound {progress.value(lower_bound)}{gap}"), force)
 
     def on_stage(text):
         mv.flush()
@@ -85,7 +85,8 @@ def best_list_schedule(inst: Instance, budget_s: float, warm: Sequence[Schedule]
         info["search"] = "pooled CP-SAT + local search" if "pooled_status" in info else "local search"
     else:
         v, order, sol, evals = improve(ls, starts, left, goal, mu, seed, stop, on_best=on_best)
-    mv.flush()
+    mv.pending = None
+    on_best(v, evals, force=True)           # the search's result (a held-back line is superseded by it)
     sched = ls.schedule_of(sol) if math.isfinite(v) else None
     return {"schedule": sched, "value": v, "evaluations": evals, "wall_s": time.perf_counter() - t0,
             "candidates": f"<= {MAX_BLOCKS} regions per job, {ROUTES_K} route per hop", **info}
