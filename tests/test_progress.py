@@ -144,3 +144,23 @@ def test_a_long_silent_stage_beats_from_a_thread_with_the_commands_deadline(capl
     n = len(beats)
     time.sleep(0.15)
     assert len([r for r in caplog.records if "still running" in r.getMessage()]) == n    # it stopped with the block
+
+
+def test_a_pyomo_build_stopped_by_the_deadline_logs_no_error(caplog):
+    """Pyomo logs "Constructing component ... failed: DeadlineReached" at ERROR (shown even with -q) when the
+    deadline stops a build inside a component: the limit doing its work, so that record is dropped."""
+    import pyomo.environ as pyo
+
+    from bace_opt import clock
+
+    def slow_rule(m, i):
+        while True:
+            sum(range(1000))
+
+    caplog.set_level(logging.ERROR, logger="pyomo.core")
+    m = pyo.ConcreteModel()
+    with clock.scope(0.2), pytest.raises(clock.DeadlineReached):
+        with clock.raise_at_deadline("a test build"):
+            m.c = pyo.Constraint([1], rule=slow_rule)
+    assert not [r for r in caplog.records if r.name == "pyomo.core"]
+    assert not logging.getLogger("pyomo.core").filters        # the filter is gone after the block
