@@ -164,3 +164,42 @@ def test_a_pyomo_build_stopped_by_the_deadline_logs_no_error(caplog):
             m.c = pyo.Constraint([1], rule=slow_rule)
     assert not [r for r in caplog.records if r.name == "pyomo.core"]
     assert not logging.getLogger("pyomo.core").filters        # the filter is gone after the block
+
+
+def _on_a_terminal(argv, cwd) -> tuple[int, str, str]:
+    """Run ``bace-opt ARGV`` with its stderr on a pseudo-terminal (stdout a pipe); (exit, stdout, stderr)."""
+    import os
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "bace_opt", *map(str, argv)], stdout=subprocess.PIPE,
+                         stderr=slave, cwd=cwd, text=True)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            b = os.read(master, 65536)
+        except OSError:          # the terminal's other end closed (Linux: EIO)
+            break
+        if not b:
+            break
+        chunks.append(b)
+    with p.stdout:
+        out = p.stdout.read()
+    code = p.wait(60)
+    os.close(master)
+    return code, out, b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals")
+@pytest.mark.parametrize("flag", [None, "-q"])
+def test_on_a_terminal_progress_shows_without_v_and_not_with_q(tmp_path, flag):
+    argv = ["solve", TINY, "--problem", "schedule", "--solver", "cpsat", "--time-limit", "4", "--json",
+            "-o", tmp_path / "s.json"] + ([flag] if flag else [])
+    code, out, err = _on_a_terminal(argv, ROOT)
+    assert code == 0, err
+    json.loads(out)
+    if flag is None:
+        assert "bace_opt.progress.p2: P2 exact (cpsat): " in err
+        assert "bace_opt.cli" not in err            # only the progress loggers, not all of -v
+    else:
+        assert "progress" not in err and "INFO" not in err
