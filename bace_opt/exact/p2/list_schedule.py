@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ... import clock
 from ... import formulas as F
 from ...evaluate import make_schedule
 from ...instance import Instance
@@ -105,14 +104,11 @@ class ListScheduler:
         self.rix = {r: k for k, r in enumerate(regions)}
         self.cap = np.array([float(r.gpus) for r in inst.regions] + [l.bandwidth_gbps for l in inst.links])
         self.nreg = len(regions)
-        # the candidates are priced (``price_candidates``) job by job, and the deadline in force is looked at
-        # between jobs (bace_opt.clock: a thread has no timer signal to stop it)
-        d = clock.current()
-        self.jobs: list[JobCands] = []
-        for job in inst.jobs:
-            if d is not None:
-                d.check("the list scheduler's candidate pricing")
-            self.jobs.append(price_candidates(inst, job, cs.by_job.get(job.name, []), self.rix, len(self.cap)))
+        # every job's candidates priced at once (``price_candidates``: 1.7 s for 205,772 candidates on 2 loaded
+        # cores).  No deadline check here: callers ask for a schedule even with no time left (the gap's bracket
+        # with a budget of 0); the P2 bracket stops it at its deadline from outside (``p2.bound.list_upper``)
+        self.jobs = [price_candidates(inst, job, cs.by_job.get(job.name, []), self.rix, len(self.cap))
+                     for job in inst.jobs]
         self.lim = self.cap * (1 + TOL) + 1e-9
         self.gcap = float(sum(r.gpus for r in inst.regions))
         self.max_regions = max_regions
