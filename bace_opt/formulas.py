@@ -130,6 +130,21 @@ class PriceCurve:
             return self.constant * (t1 - t0)
         return self._F(t1) - self._F(t0)
 
+    def integral_many(self, t0: float, t1: np.ndarray) -> np.ndarray:
+        """``integral(t0, t)`` for every t of the array ``t1`` at once (the same arithmetic, element-wise)."""
+        t1 = np.asarray(t1, dtype=float)
+        if self.values is None:
+            return self.constant * (t1 - t0)
+        v, step, n = self.values, self.step, len(self.values)
+        x = t1 - self.start
+        k = np.floor_divide(x, step)
+        inside = (x > 0) & (k < n)
+        ki = np.where(inside, k, 0).astype(np.int64)
+        f = np.where(x <= 0, x * float(v[0]),
+                     np.where(k >= n, float(self.cum[n]) + (x - n * step) * float(v[-1]),
+                              self.cum[ki] + (x - ki * step) * v[ki]))
+        return f - self._F(t0)
+
     def change_times(self, t0: float, t1: float) -> list[float]:
         """Times in (t0, t1) where the price steps."""
         if self.values is None:

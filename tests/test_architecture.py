@@ -28,7 +28,7 @@ MAX_FUNCTION_LINES = 150
 #: first entry whose name is the module or one of its parent packages (the package root ``bace_opt`` itself is
 #: the public facade, on top).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "files", "_check", "_format", "data", "procs", "options", "clock", "installed"),  # leaves: errors, files, input checks, data readers, worker processes, option declarations, the deadline, installed packages' entry points
+    ("errors", "files", "_check", "_format", "data", "procs", "options", "clock", "installed", "progress"),  # leaves: errors, files, input checks, data readers, worker processes, option declarations, the deadline, installed packages' entry points, progress lines
     ("instance", "schedule", "formulas"),
     ("builders", "pipeline", "solvers"),
     ("evaluate", "optical"),

@@ -439,7 +439,9 @@ def _run_todo(specs, res, execute, workers, dask_address, progress) -> dict:
         counts["ran"] += 1
         if is_failed(row):
             counts["failed"] += 1
-        bar.update(1)
+        line = run_line(row)     # progress: a line per run with -v (INFO), the bar's postfix on a terminal
+        log.info("bench run %d/%d: %s", counts["ran"], len(todo), line)
+        bar.update(1, line)
 
     try:
         if dask_address:
@@ -508,12 +510,36 @@ def _cancel(client, futs) -> None:
         pass
 
 
+def run_line(row: Mapping[str, Any]) -> str:
+    """One run's progress line: method, instance, status and wall time (``sim:bace-pipe on paper-6r-8j-seed1:
+    done, 1.23 s``); a run that failed before its instance was built is named by family, size and seed."""
+    inst = row.get("instance") or f"{row.get('family')}/{row.get('size')} seed {row.get('seed')}"
+    t = row.get("wall_s")
+    took = f", {t:.3g} s" if isinstance(t, (int, float)) else ""
+    return f"{row.get('method')} on {inst}: {row.get('status') or '?'}{took}"
+
+
 class _NoBar:
-    def update(self, n):
+    def update(self, n, line=None):
         pass
 
     def close(self):
         pass
+
+
+class _Bar:
+    """tqdm's bar on stderr, its postfix the last run's line (``run_line``)."""
+
+    def __init__(self, bar):
+        self.bar = bar
+
+    def update(self, n, line=None):
+        if line is not None:
+            self.bar.set_postfix_str(line[:60], refresh=False)
+        self.bar.update(n)
+
+    def close(self):
+        self.bar.close()
 
 
 def _progress(total, progress):
@@ -525,4 +551,4 @@ def _progress(total, progress):
         from tqdm import tqdm
     except ImportError:
         return _NoBar()
-    return tqdm(total=total, unit="run", file=sys.stderr)
+    return _Bar(tqdm(total=total, unit="run", file=sys.stderr))

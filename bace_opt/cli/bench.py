@@ -70,7 +70,8 @@ def add_parser(sub):
                    help="P2 brackets (as python -m benchmarks.bench_schedule --brackets writes): the report adds "
                         "each policy's distance above their certified lower bounds, per regime; repeatable")
     p.add_argument("--list", action="store_true", help="list the suites and their sizes")
-    p.add_argument("--progress", action="store_true", default=None, help="force a progress bar")
+    p.add_argument("--progress", action="store_true", default=None,
+                   help="force a progress bar (default: on a terminal; -v prints a line per run instead)")
     p.set_defaults(func=run)
 
 
@@ -133,8 +134,10 @@ def run(args) -> int:
     c = None
     if not args.no_run:
         log.info("suite %s/%s: %d runs, results in %s", args.suite, args.size, len(specs), out)
+        # progress on stderr: a line per run with -v, else a bar on a terminal (or with --progress); -q: none
+        level = getattr(args, "verbosity", 0)
         c = run_specs(specs, out, workers=args.workers, dask_address=args.dask,
-                      progress=False if getattr(args, "verbosity", 0) < 0 else args.progress)
+                      progress=False if level < 0 else args.progress if args.progress or level < 1 else False)
         retried = f"; {c['retried']} retried after failing before" if c.get("retried") else ""
         print(f"{args.suite}/{args.size}: {c['total']} runs, {c['skipped']} already in {out}, ran {c['ran']} "
               f"({c['failed']} failed{retried})")

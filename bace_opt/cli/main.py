@@ -135,6 +135,9 @@ def configure_logging(level: int) -> None:
     logging.basicConfig(level=root, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     logging.getLogger().setLevel(root)
     logging.getLogger("bace_opt").setLevel(logging.INFO if level == 1 else logging.NOTSET)
+    # the progress of long work (``bace_opt.progress``) is shown on a terminal even without -v; never with -q
+    logging.getLogger("bace_opt.progress").setLevel(
+        logging.INFO if level >= 1 or (level == 0 and sys.stderr.isatty()) else logging.NOTSET)
     # tornado (Dask's event loop) logs a callback's failure with its traceback; one seen: distributed's own
     # ``sync`` cancel callback raising NameError when a stop interrupts it.  It is Dask's, on a path being
     # abandoned anyway: shown from -vv on only

@@ -321,9 +321,13 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
     if time_resolution_s is not None and slot_s is not None and time_resolution_s != slot_s:
         raise InputError(f"time_resolution_s={time_resolution_s} and slot_s={slot_s} disagree: give one time unit")
     delta = time_resolution_s if time_resolution_s is not None else slot_s
+    from .. import progress
+    plog = progress.logger("p2")
+    plog.info("P2 exact (%s): %d jobs; candidates and the slotted model %s", solver, len(inst.jobs), progress.when())
     try:           # the candidate build is Python: stopped at its share of the deadline (bace_opt.clock)
         with clock.scope(None if options.time_limit_s is None else BUILD_SHARE * options.time_limit_s), \
-                clock.raise_at_deadline("the exact P2's candidate build"):
+                clock.raise_at_deadline("the exact P2's candidate build"), \
+                progress.heartbeat(plog, "P2 exact: the candidates and the model's build"):
             prob, steps = choose_problem(inst, solver, options, delta, mu, cost_cap_usd, max_blocks, routes_k,
                                          horizon_s)
     except clock.DeadlineReached as e:
@@ -340,6 +344,8 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
         if options.time_limit_s is not None:
             opts = _replace(options, time_limit_s=max(0.0, options.time_limit_s - build0))
         warm = warm_choice(prob, warm_start) if warm_start is not None else None
+        plog.info("P2 exact (%s): %d candidates; solving %s", solver, sum(len(jd.cands) for jd in prob.jobs),
+                  progress.when())
         if solver == "cpsat":
             from .p2.cpsat import solve_cpsat
             raw = solve_cpsat(prob, opts, warm)
@@ -347,6 +353,8 @@ def solve_schedule(inst: Instance, solver: str = "cpsat", options: SolveOptions 
             from .p2.milp import solve_milp
             raw = solve_milp(prob, opts, warm)
     prob.stats["candidate_steps"] = steps
+    plog.info("P2 exact (%s): %s, objective %s, bound %s %s", solver, raw.status, progress.value(raw.objective),
+              progress.value(raw.bound), progress.when())
     return _to_schedule(inst, prob, solver, raw, build0, wall0)
 
 

@@ -26,7 +26,7 @@ def available() -> bool:
         return False
 
 
-def solve_interruptible(solver, model):
+def solve_interruptible(solver, model, callback=None):
     """``solver.Solve(model)`` with Ctrl-C as an abort (``solvers.base.run_interruptible``): CP-SAT's own
     SIGINT catching (which stops the search and returns a weaker result as if nothing happened) is turned
     off, and ``StopSearch`` is the cancel.  Its log (``log_search_progress``) goes to standard error, not to
@@ -35,6 +35,8 @@ def solve_interruptible(solver, model):
     if solver.parameters.log_search_progress:
         solver.parameters.log_to_stdout = False
         solver.log_callback = to_stderr
+    if callback is not None:         # a ``CpSolverSolutionCallback``: told each solution (progress)
+        return run_interruptible(lambda: solver.Solve(model, callback), solver.StopSearch)
     return run_interruptible(lambda: solver.Solve(model), solver.StopSearch)
 
 

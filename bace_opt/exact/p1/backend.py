@@ -19,7 +19,7 @@ from ...schedule import JobPlan, SolverInfo
 from ...solvers import registry
 from ...solvers.base import SolveOptions
 from .data import PlacementData, model_size
-from .certify import Timeline, certify_levels
+from .certify import Timeline, certify_levels, p1_progress
 from .solution import out_of_time_start, plans_from_solution
 
 
@@ -120,12 +120,15 @@ def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | 
     if done is not None:
         return done
     engine, why = choose_engine(data, solver, engine, max_binaries)
-    timeline = Timeline()            # t_s from the command's start (clock.command_start), not the solve's
+    timeline = Timeline(on_point=p1_progress(f"P1 ({engine})"))   # t_s from the command's start; progress lines
     more = {"engine": engine, "engine_rule": why, "timeline": timeline}
     if clock.left() <= 0.0:          # the deadline passed in the set-up: no engine is loaded (bace_opt.clock)
         sol, lv, build_s = out_of_time_start(data, warm_start, "the time limit was reached before the solve "
                                              "started", time.perf_counter() - t_start)
         return _finish(data, solver, sol, lv, build_s, t_start, more)
+    from ... import progress
+    progress.logger("p1").info("P1 (%s): %d jobs; building the model, then each level %s", engine,
+                               len(data.jobs), progress.when())
     if engine == "cg":
         from .cg import solve_levels_cg
         sol, lv, build_s = solve_levels_cg(data, options, warm_start, levels, t_start)
@@ -145,6 +148,7 @@ def solve_one(inst: Instance, *, jobs: Sequence[str] | None = None, t0: float | 
 def _finish(data, solver, sol, lv, build_s, t_start, more: dict | None = None) -> PlacementResult:
     wall = time.perf_counter() - t_start
     if more and "timeline" in more:      # the time line as plain points (``p1.certify.Timeline``)
+        getattr(more["timeline"].on_point, "flush", lambda: None)()
         more = {**more, "timeline": more["timeline"].as_list()}
     solve_s = sum(r["solve_s"] or 0.0 for r in lv)
     build_total = build_s + sum((r["build_s"] or 0.0) for r in lv[1:])

@@ -24,7 +24,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ... import clock
 from ...schedule import JobPlan
@@ -207,6 +207,8 @@ class Timeline:
     source: str = SOURCE_NONE
     #: the fixed vocabulary of ``bound_source`` (P1's by default; the trace bracket of ``gaps.online`` has its own)
     sources: tuple = BOUND_SOURCES
+    #: told each new point as it arrives (progress lines: ``p1_progress``); None: nothing told
+    on_point: Callable[[TimePoint], None] | None = None
 
     def __post_init__(self):
         self._lock = threading.Lock()
@@ -222,9 +224,27 @@ class Timeline:
             if incumbent is not None and math.isfinite(incumbent) and \
                     (self.incumbent is None or incumbent < self.incumbent):
                 self.incumbent, moved = float(incumbent), True
+            point = None
             if moved or not self.points:
-                self.points.append(TimePoint(time.perf_counter() - self.t_start, self.bound, self.incumbent,
-                                             self.source))
+                point = TimePoint(time.perf_counter() - self.t_start, self.bound, self.incumbent, self.source)
+                self.points.append(point)
+        if point is not None and self.on_point is not None:
+            self.on_point(point)
 
     def as_list(self) -> list[dict]:
         return [p.as_dict() for p in self.points]
+
+
+def p1_progress(label: str = "P1") -> Callable[[TimePoint], None]:
+    """A ``Timeline.on_point`` that tells each point as a progress line (``bace_opt.progress``, logger ``p1``:
+    ``-v`` or a terminal, stderr): the level-2 bound, its source, the incumbent and their gap, at most one line a
+    second; its ``flush()`` tells the last point held back."""
+    from ... import progress
+    mv = progress.Moving(progress.logger("p1"), label)
+
+    def tell(p: TimePoint) -> None:
+        gap = relative_gap(p.incumbent, p.bound) if p.incumbent is not None and p.bound is not None else None
+        mv.tell(f"level 2 bound {progress.value(p.bound, 'USD')} ({p.bound_source}), incumbent "
+                f"{progress.value(p.incumbent, 'USD')}" + ("" if gap is None else f", gap {100 * gap:.3g} %"))
+    tell.flush = mv.flush
+    return tell

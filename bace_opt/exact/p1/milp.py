@@ -20,7 +20,7 @@ from typing import Mapping
 
 import pyomo.environ as pyo
 
-from ... import clock
+from ... import clock, progress
 from ...files import atomic_write_by_name
 from ...instance import Instance
 from ...solvers import registry
@@ -75,7 +75,8 @@ def solve_levels_milp(data, solver, options, warm_start, levels, t_start, formul
     fm = formulation_module(formulation)
     tb = time.perf_counter()
     try:
-        with clock.raise_at_deadline("the P1 model's build"):
+        with clock.raise_at_deadline("the P1 model's build"), \
+                progress.heartbeat(progress.logger("p1"), f"P1: the {formulation} model's build"):
             m = fm.build_model(data)
             build_s = time.perf_counter() - tb
             tb = time.perf_counter()

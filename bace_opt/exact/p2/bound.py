@@ -19,7 +19,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from ... import clock
+from ... import clock, progress
 from ...instance import Instance
 from ...schedule import Schedule, SolverInfo
 from ...solvers.base import SolveOptions
@@ -36,6 +36,8 @@ EXACT_SHARE, AREA_SHARE, POOL_SHARE, SLOTTED_SHARE = 0.4, 0.2, 0.1, 0.15
 POOL_MAX_JOBS = 12
 #: the list scheduler's search budget when the solve has no time limit
 SEARCH_DEFAULT_S = 60.0
+#: the time kept after the list scheduler's search, s: its schedule is priced and checked by the evaluator
+LIST_RESERVE_S = 1.0
 
 
 def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions = SolveOptions(), mu: float = 0.0,
@@ -59,6 +61,9 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
     sched = exact if exact is not None else solve_schedule(inst, solver, split_budget(options, EXACT_SHARE), mu=mu,
                                                            **kw)
     si = sched.solver
+    mv = progress.Moving(progress.logger("p2"), "P2 bracket")
+    mv.tell(f"exact P2 ({si.name}) {si.status}, objective {progress.value(si.objective)}; lower bounds next",
+            force=True)
     cands = bracket_lower_bounds(inst, options, mu, wall0, kw.get("cost_cap_usd"))
     delta = si.extra.get("time_unit_s")
     slot: dict[str, Any] = {}
@@ -85,11 +90,16 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
                 lower_bound_slotted_certified=bool(slot.get("lower_bound_certified")))
     best.pop("kind", None)
     upper = si.extra.get("evaluator_objective") if si.objective is not None else None
+    mv.tell(f"lower bound {progress.value(best.get('lower_bound'))} ({best.get('lower_bound_kind')}), upper "
+            f"{progress.value(upper)}", force=True)
     if si.status != "optimal" or upper is None:
-        sched, upper = list_upper(inst, sched, upper, options, mu, wall0, kw.get("cost_cap_usd"))
+        sched, upper = list_upper(inst, sched, upper, options, mu, wall0, kw.get("cost_cap_usd"),
+                                  best.get("lower_bound") if best.get("lower_bound_certified") else None)
         si = sched.solver
     extra = dict(si.extra, **bracket_fields(upper, best))
     honest_bracket(si, extra, options.rel_gap)
+    mv.tell(f"[{progress.value(extra.get('lower_bound'))}, {progress.value(upper)}]"
+            + ("" if extra.get("bracket_gap") is None else f", gap {100 * extra['bracket_gap']:.3g} %"), force=True)
     lb = extra["lower_bound"] if extra.get("lower_bound_certified") and extra["lower_bound"] != float("inf") else None
     si = replace(si, bound=lb, gap=extra["bracket_gap"] if lb is not None else None)
     meta = dict(sched.meta, problem="schedule", mu_s_per_usd=mu, candidates_used=extra.get("candidates_used"),
@@ -214,21 +224,22 @@ def area_bounds(inst: Instance, solve_fn, kind: str, label: str, options: SolveO
 
 
 def list_upper(inst: Instance, sched: Schedule, upper: float | None, options: SolveOptions, mu: float,
-               wall0: float, cost_cap_usd: float | None) -> tuple[Schedule, float | None]:
+               wall0: float, cost_cap_usd: float | None, lower: float | None = None) -> tuple[Schedule, float | None]:
     """The list scheduler's local search (mean JCT, or mean JCT + mu cost) within the time left, warm-started
     from ``sched`` when it has started jobs; returns the better of the two schedules and its evaluator
-    objective.  A list schedule over ``cost_cap_usd`` or failing the evaluator's check is not used."""
+    objective.  A list schedule over ``cost_cap_usd`` or failing the evaluator's check is not used.  ``lower``: the
+    bracket's lower bound, shown beside the search's best as it moves (progress)."""
     from ...evaluate import evaluate
     from ...evaluate.metrics import objective_cost_usd
     from .scale import best_list_schedule
     left = SEARCH_DEFAULT_S if options.time_limit_s is None else max(
         options.time_limit_s - (time.perf_counter() - wall0), 0.5)
-    left = clock.budget(left)
+    left = clock.budget(left, reserve=LIST_RESERVE_S)
     warm = [sched] if any(e.status == "done" for e in sched.jobs) else []
     try:            # its candidate pricing is Python: stopped at the deadline in force (bace_opt.clock)
         with clock.raise_at_deadline("the list scheduler's candidate pricing"):
             ls = best_list_schedule(inst, left, warm=warm, mu=mu, seed=options.seed,
-                                    goal="jct" if not mu or cost_cap_usd is not None else "sum")
+                                    goal="jct" if not mu or cost_cap_usd is not None else "sum", lower_bound=lower)
     except clock.DeadlineReached as e:
         log.warning("P2 bracket: no list schedule: %s", e)
         si = sched.solver

@@ -157,7 +157,7 @@ def solve_cpsat(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawRe
         setattr(p, k, v)
     t1 = time.perf_counter()
     from ...solvers.cpsat import solve_interruptible
-    st = solve_interruptible(s, m)     # Ctrl-C aborts (harden, issue 10)
+    st = solve_interruptible(s, m, _progress(prob, sc))     # Ctrl-C aborts (harden, issue 10)
     solve_s = time.perf_counter() - t1
     name = s.status_name(st)
     extra = {"objective_unit_s": sc["q"], "objective_K": sc["K"],
@@ -185,3 +185,22 @@ def solve_cpsat(prob: SlottedProblem, options: SolveOptions, warm=None) -> RawRe
         return RawResult("time_limit", None, None, None, int(s.num_branches), build_s, solve_s,
                          message="no solution found within the time limit", extra=extra)
     return RawResult("error", None, message=f"CP-SAT returned {name}", build_s=build_s, solve_s=solve_s, extra=extra)
+
+
+def _progress(prob: SlottedProblem, sc: dict):
+    """A solution callback telling each incumbent and the proven bound of the slotted model (in s, as
+    ``solve_cpsat`` reports them) as progress lines (``bace_opt.progress``, logger ``p2``); None when they are
+    not shown (no callback: the search runs as before)."""
+    from ... import progress
+    log = progress.logger("p2")
+    if not log.isEnabledFor(logging.INFO):
+        return None
+    mv = progress.Moving(log, "P2 exact (cpsat)")
+    q = sc["q"]
+
+    class Tell(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self):
+            mv.tell(f"incumbent {progress.value(self.objective_value * q + prob.offset)} (slotted model), bound "
+                    f"{progress.value(self.best_objective_bound * q + prob.offset - prob.n * q / 2)}")
+
+    return Tell()

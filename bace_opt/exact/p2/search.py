@@ -103,26 +103,33 @@ def pooled_cpsat(ls: ListScheduler, hint_sol, budget_s: float, seed: int = 1, wo
 
 
 def pooled_search(ls: ListScheduler, orders, budget_s: float, seed: int = 1, stop=None, workers: int = 2,
-                  unit_s: float = UNIT_S, max_evals: int | None = None):
+                  unit_s: float = UNIT_S, max_evals: int | None = None, on_best=None, on_stage=None):
     """Local search (``HINT_SHARE`` of the budget), CP-SAT on the pooled model hinted with its best schedule
     (``CPSAT_SHARE``), local search from the CP-SAT order and the best so far (the rest), for mean JCT; each
     local search evaluates at most ``max_evals`` orders.  Returns (value, order, sol, evaluations, info): the
-    best of all, never worse than ``orders``' best."""
+    best of all, never worse than ``orders``' best.  ``on_best(value, evaluations)``: told as each local search's
+    best improves; ``on_stage(text)``: a line as each stage starts or ends (progress)."""
+    stage = on_stage or (lambda text: None)
     t_end = time.perf_counter() + budget_s
     if budget_s < MIN_BUDGET_S:
-        v, order, sol, ev = improve(ls, orders, budget_s, "jct", 0.0, seed, stop, max_evals)
+        v, order, sol, ev = improve(ls, orders, budget_s, "jct", 0.0, seed, stop, max_evals, on_best)
         return v, order, sol, ev, {"pooled": "skipped (budget below %g s)" % MIN_BUDGET_S}
-    v, order, sol, ev = improve(ls, orders, budget_s * HINT_SHARE, "jct", 0.0, seed, stop, max_evals)
+    v, order, sol, ev = improve(ls, orders, budget_s * HINT_SHARE, "jct", 0.0, seed, stop, max_evals, on_best)
     info = {"hint_jct_s": v}
     if stop and stop():
         return v, order, sol, ev, info
+    stage(f"pooled CP-SAT from the best order (up to {budget_s * CPSAT_SHARE:.3g} s)")
     cp = pooled_cpsat(ls, sol, budget_s * CPSAT_SHARE, seed, workers, stop, unit_s)
+    stage(f"pooled CP-SAT {cp['status']}" + ("" if cp["pooled_jct_s"] is None else
+                                             f", pooled mean JCT {cp['pooled_jct_s']:.6g} s")
+          + "; local search from its order")
     info.update(pooled_status=cp["status"], pooled_jct_s=cp["pooled_jct_s"], pooled_wall_s=cp["wall_s"])
     starts = [order] + ([cp["order"]] if cp["order"] is not None else [])
-    left = max(t_end - time.perf_counter(), 0.0)
-    v2, order2, sol2, ev2 = improve(ls, starts, left, "jct", 0.0, seed + 1, stop, max_evals)
-    if cp["order"] is not None:
+    if cp["order"] is not None:          # before the search's time is measured: it counts against the budget
         info["cpsat_order_jct_s"] = ls.value(ls.run(cp["order"]))
+    left = max(t_end - time.perf_counter(), 0.0)
+    v2, order2, sol2, ev2 = improve(ls, starts, left, "jct", 0.0, seed + 1, stop, max_evals,
+                                    None if on_best is None else lambda val, n: val < v and on_best(val, ev + n))
     if v2 <= v:
         v, order, sol = v2, order2, sol2
     return v, order, sol, ev + ev2, info
