@@ -33,8 +33,8 @@ what is left (the P1 optimum ``OPTIMUM_SHARE`` of the P1 part, each policy's dec
 share of the rest; with ``online``, the online part up to ``online_time_limit``, a cap inside ``time_limit``,
 ``ONLINE_SHARE`` of it by default, plus whatever the P1 part leaves).  ``online_time_limit`` matters only with
 ``online``: without it, it is ignored with a note.  A policy's simulation in the online part is stopped at the
-deadline (``_simulate_by_deadline``): the report then has ``status`` "time_limit", the runs that finished keep
-their figures, and a note names the policy that did not.
+deadline (``trace_bound.simulate_by_deadline``): the report then has ``status`` "time_limit", the runs that
+finished keep their figures, and a note names the policy that did not.
 
 The P1 part (``p1part``) keeps one incumbent for the whole run: the best placement known anywhere in it (the
 free solve's, a policy's decision or own-set solve that starts as many jobs; ``incumbent_usd``,
@@ -57,6 +57,7 @@ from ..instance import Instance
 from .decompose import GapDecomposition, Solve, decompose, heuristic_epoch, solve_p1  # noqa: F401 (re-exported)
 from .p1part import OPTIMUM_SHARE, p1_part, stage  # noqa: F401 (OPTIMUM_SHARE re-exported: it was defined here)
 from .text import distance_sentence  # noqa: F401  (re-exported: it was defined here)
+from .trace_bound import simulate_by_deadline
 
 log = logging.getLogger(__name__)
 
@@ -377,7 +378,7 @@ def _online_in(inst: Instance, report: GapReport, pols: Sequence[Any], time_limi
             report.notes.append(f"online: {pol.name} was not simulated: the time limit was reached")
             continue
         stage(f"online: simulating {pol.name} over {len(inst.jobs)} jobs")
-        sched, settled = _simulate_by_deadline(inst, pol, simulate)
+        sched, settled = simulate_by_deadline(inst, pol, simulate)
         if sched is None:
             stopped.append(pol.name)
             report.status = "time_limit"
@@ -420,29 +421,6 @@ def _online_gaps(inst: Instance, report: GapReport, runs: Sequence[tuple], brack
                        bracket.get("cost_lower_bound_usd"), at_jct.get(name), bracket.get("mean_shortest_run_s"))
         i = index[name]
         report.policies[i] = PolicyGap(name, report.policies[i].p1, og)
-
-
-def _simulate_by_deadline(inst: Instance, pol: Any, simulate) -> tuple[Any, int]:
-    """(schedule, jobs settled) of ``pol``'s whole run, or (None, jobs settled so far) when the deadline in force
-    (``bace_opt.clock``) passed during it: the simulator's progress callback (every ``sim.PROGRESS_EVERY_S`` of
-    wall time, between events) raises ``clock.DeadlineReached`` there, so the run stops within about that, plus
-    one event's handling, of the deadline."""
-    from .. import clock
-    seen = [0]
-
-    def progress(done: int, total: int, t: float) -> None:
-        seen[0] = done
-        d = clock.current()
-        if d is not None:
-            d.check(f"the simulation of {pol.name}")
-
-    d = clock.current()
-    if d is not None and d.expired():
-        return None, 0
-    try:
-        return simulate(inst, pol, progress=progress), len(inst.jobs)
-    except clock.DeadlineReached:
-        return None, seen[0]
 
 
 def _left(deadline: float) -> float:

@@ -1,0 +1,118 @@
+"""Stages of the trace bracket (``gaps.online.trace_figures``) that look at the whole trace at once.
+
+* ``whole_trace_bound``: the packing relaxation (``exact.p2.lower.packing_lower_bound``, P2.35-P2.38, its LP) over
+  ALL the trace's jobs on one time grid, coarse first (about ``FIRST_UNITS`` units over the horizon), then the
+  unit halved while the time allows (each rung's LP is predicted to cost ``GROWTH`` times the last).  Valid for
+  the same reason as the windows' bound (models/schedule.md 8.3: any schedule of all jobs maps to a feasible point
+  of the relaxation; every unit length is allowed), and unlike the windows it keeps the interaction between jobs
+  that arrive far apart: the long jobs that still hold GPUs when a burst arrives.  Measured on the composed week at
+  offered load 0.92 (fleet20 with 2 GPUs per region, 295 jobs; 2 shared cores, load 5-9): floor 12,317 s,
+  windows 12,335 s (13-34 s), whole trace 13,162 s (unit 43,200 s, 1.8 s), 13,716 s (7,200 s, 15 s), 13,901 s
+  (3,600 s, 69 s); the unit of 1,800 s did not finish in 300 s (docs/research/trace-bracket).
+* ``planner_run``: the toolkit's planning policy (``plan-jct``) simulated on the trace, as one more feasible
+  schedule for the bracket's upper end (on the week above 22,485 s against BACE-Pipe's 25,203 s, where the list
+  scheduler's search from the policies' orders found nothing better in 156 s).  The upper end may come from any
+  schedule the evaluator accepts: offline methods included; this one happens to be online.
+* ``simulate_by_deadline``: a policy's whole run, stopped at the deadline in force (``bace_opt.clock``).
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+from .. import clock
+from ..instance import Instance
+
+log = logging.getLogger(__name__)
+
+#: the first rung's number of time units over the horizon (``packing_lower_bound``'s ``max_units``)
+FIRST_UNITS = 100
+#: a rung with the unit halved is predicted to take this many times the last rung's time; not started when the
+#: prediction exceeds the time left
+GROWTH = 5.0
+#: the smallest unit tried (s)
+MIN_UNIT_S = 600.0
+#: the policy run as an upper-end candidate, and its share of the upper end's time
+PLANNER = "plan-jct"
+PLANNER_SHARE = 0.4
+
+SOURCE_WHOLE = "packing relaxation (P2.35-P2.38, LP) over the whole trace"
+
+
+def whole_trace_bound(inst: Instance, budget: float, threads=None, seed: int = 1, timeline=None) -> dict[str, Any]:
+    """The packing relaxation's LP over the whole trace within ``budget`` wall-clock seconds (module doc).
+    Returns lower_bound_jct_s (the best rung's, None when none finished), unit_s, rungs (unit, bound, seconds)."""
+    from ..exact.p2.lower import packing_lower_bound
+    from ..solvers.base import SolveOptions
+    t0 = time.perf_counter()
+    rungs: list[dict] = []
+    best, unit, last_s = None, None, None
+    while True:
+        left = budget - (time.perf_counter() - t0)
+        if left < 1.0 or (last_s is not None and GROWTH * last_s > left):
+            break
+        ts = time.perf_counter()
+        try:
+            with clock.scope(left), clock.raise_at_deadline("the whole trace's packing relaxation"):
+                r = packing_lower_bound(inst, SolveOptions(time_limit_s=left, threads=threads, seed=seed),
+                                        time_unit_s=unit, max_units=FIRST_UNITS)
+        except clock.DeadlineReached:
+            rungs.append({"unit_s": unit, "lower_bound_jct_s": None, "seconds": round(time.perf_counter() - ts, 2)})
+            break
+        last_s = time.perf_counter() - ts
+        lb = r.get("lower_bound_jct_s")
+        u = r.get("lower_bound_time_unit_s") or unit
+        rungs.append({"unit_s": u, "lower_bound_jct_s": lb, "seconds": round(last_s, 2)})
+        if lb is None or not math.isfinite(lb):
+            break
+        if best is None or lb > best:
+            best = lb
+            if timeline is not None:
+                timeline.add(lb, None, SOURCE_WHOLE)
+        if u is None or u / 2.0 < MIN_UNIT_S:
+            break
+        unit = u / 2.0
+    return {"lower_bound_jct_s": best, "rungs": rungs, "seconds": round(time.perf_counter() - t0, 2)}
+
+
+def simulate_by_deadline(inst: Instance, pol: Any, simulate) -> tuple[Any, int]:
+    """(schedule, jobs settled) of ``pol``'s whole run, or (None, jobs settled so far) when the deadline in force
+    (``bace_opt.clock``) passed during it: the simulator's progress callback (every ``sim.PROGRESS_EVERY_S`` of
+    wall time, between events) raises ``clock.DeadlineReached`` there, so the run stops within about that, plus
+    one event's handling, of the deadline.  ``pol``: a policy object or a registered name."""
+    seen = [0]
+    name = pol if isinstance(pol, str) else getattr(pol, "name", str(pol))
+
+    def progress(done: int, total: int, t: float) -> None:
+        seen[0] = done
+        d = clock.current()
+        if d is not None:
+            d.check(f"the simulation of {name}")
+
+    d = clock.current()
+    if d is not None and d.expired():
+        return None, 0
+    try:
+        return simulate(inst, pol, progress=progress), len(inst.jobs)
+    except clock.DeadlineReached:
+        return None, seen[0]
+
+
+def planner_run(inst: Instance, budget: float, notes: list) -> tuple | None:
+    """(mean JCT, from, schedule) of ``PLANNER``'s whole run on ``inst`` within ``budget`` s, checked by the
+    evaluator; None (with a note) when it did not finish or was refused."""
+    from ..evaluate import evaluate
+    from ..sim import simulate
+    with clock.scope(budget):
+        sched, settled = simulate_by_deadline(inst, PLANNER, simulate)
+    if sched is None:
+        notes.append(f"the {PLANNER} run for the upper end was stopped at its share of the limit "
+                     f"({settled} of {len(inst.jobs)} jobs settled): not used")
+        return None
+    rep = evaluate(inst, sched)
+    if not rep.feasible or rep.metrics.get("jobs_done") != len(inst.jobs):
+        notes.append(f"the {PLANNER} run for the upper end did not finish every job: not used")
+        return None
+    return rep.metrics["avg_jct_s"], f"{PLANNER} run (upper end only)", sched
