@@ -18,6 +18,11 @@ One decision (``PlanJct.plan``):
    kicks when it stalls) within ``max_work`` job placements scheduled: a deterministic budget.
    ``time_cap_s`` is a wall-clock safety cap only (far inside the gate's 300 s limit); on the paper
    instances it is never reached.
+2b. **Sampled futures** (``futures`` > 0, default 8; ``policies.planner_future``).  Whether one of the largest
+   jobs the plan starts now should wait for the short jobs likely to arrive while it runs: scenarios of a stream
+   of unknown length drawn from the arrived jobs only (rate, job mix; about ``future_horizon`` x jobs seen more),
+   each ordered by the same pooled search (``future_work`` placements); a job is held when that lowers the
+   expected sum of JCTs.  Never with nothing running or no arrival expected (batch arrivals).
 3. **Commit.**  The jobs the best plan starts now are placed on the real regions and links, on a private copy
    of the state: together by price-pack's packing (long jobs into the cheap GPUs) when it places them all, else
    one by one in plan order: price-pack's cheapest chain (``cheapest_placement``), else BACE-Pipe's
@@ -55,7 +60,9 @@ from .price_pack import PricePack, cheapest_placement
 
 class PlanJct(PolicyBase):
     """See the module doc.  ``mu``: weight of cost (USD) against mean JCT (s); ``max_work``: job placements the
-    order search may evaluate per decision; ``time_cap_s``: wall-clock safety cap of one decision's search."""
+    order search may evaluate per decision; ``time_cap_s``: wall-clock safety cap of one decision's search (and of
+    its sampled futures); ``futures``: scenarios per decision (0: never hold); ``future_horizon``: more jobs the
+    stream is assumed to bring, x jobs seen; ``future_work``: placements of each scenario's search."""
 
     def __init__(self, name: str = "plan-jct", mu: float = 0.0, max_work: int = 40_000, time_cap_s: float = 5.0,
                  max_regions: int = 4, via: str = "auto", k_routes: int = 4, seed: int = 0, futures: int = 8,
