@@ -15,6 +15,9 @@ wall time and the load average.
 ``--clairvoyant``: the price of information instead: the same pooled planner told the whole future at t = 0 (its
 plan's mean JCT, not an evaluated schedule), written to planner-<jobs>j-clairvoyant.{csv,md}.
 
+``--ul-from results/planner-24j.csv``: U and L from that table's U_s and L_s columns (by instance) instead of a
+bracket (none is computed); ``--suffix S`` writes planner-<jobs>j-S.{csv,md}.
+
 Run:  python -m benchmarks.bench_planner [--seeds 1-6] [--jobs 24] [--bracket-time-limit 120] [--no-write]
 Writes benchmarks/results/planner-<jobs>j.csv and planner-<jobs>j.md (the table, the summary per family, the load).
 """
@@ -144,6 +147,8 @@ def main(argv=None) -> int:
                     help="the sensitivity figure instead: plan-jct with each max_work of this list, e.g. 0,2000,40000")
     ap.add_argument("--clairvoyant", action="store_true",
                     help="the price of information instead: plan-jct's pooled plan told the whole future at t = 0")
+    ap.add_argument("--ul-from", default="", help="a results CSV whose U_s and L_s columns give U and L (no bracket)")
+    ap.add_argument("--suffix", default="", help="write planner-<jobs>j-SUFFIX.{csv,md}")
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     seeds = seeds_arg(a.seeds)
@@ -152,11 +157,19 @@ def main(argv=None) -> int:
     head = load_line()
     print(head, flush=True)
     rows = []
+    known = {}
+    if a.ul_from:
+        import pandas as pd
+        known = {r.instance: (float(r.U_s), float(r.L_s)) for r in pd.read_csv(a.ul_from).itertuples()}
     for fam in a.families.split(","):
         for s in seeds:
             inst = paper_instance(seed=s, jobs=a.jobs, **FAMILIES[fam])
-            br = bracket(inst, Path(a.bracket_dir), a.bracket_time_limit)
-            U, L = float(br["objective"]), float(br.get("bound") or 0.0)
+            if a.ul_from:
+                U, L = known[inst.name]
+                L = 0.0 if L != L else L            # no bound: NaN in the table
+            else:
+                br = bracket(inst, Path(a.bracket_dir), a.bracket_time_limit)
+                U, L = float(br["objective"]), float(br.get("bound") or 0.0)
             if a.clairvoyant:
                 rows.append(clairvoyant_row(inst, U, L))
                 print(rows[-1], flush=True)
@@ -178,7 +191,8 @@ def main(argv=None) -> int:
     print(text)
     if not a.no_write:
         import pandas as pd
-        stem = f"planner-{a.jobs}j" + ("-clairvoyant" if a.clairvoyant else "-budgets" if a.budgets else "")
+        stem = f"planner-{a.jobs}j" + ("-clairvoyant" if a.clairvoyant else "-budgets" if a.budgets else "") \
+            + (f"-{a.suffix}" if a.suffix else "")
         write_result(RESULTS / f"{stem}.csv", pd.DataFrame(rows).to_csv(index=False))
         write_result(RESULTS / f"{stem}.md", f"# plan-jct against the bracket, {a.jobs} jobs\n\n" + text)
     return 0

@@ -176,7 +176,12 @@ POLICY_OPTIONS: dict[str, dict[str, Opt]] = {
                  "max_work": Opt("int", ge=0, le=10**8, help="job placements the order search schedules per decision"),
                  "time_cap_s": Opt("float", gt=0, le=250, help="wall-clock safety cap of one decision's search, s"),
                  "max_regions": Opt("int", ge=1, le=64), "via": Opt("choice", choices=VIA),
-                 "k_routes": Opt("int", ge=1, le=64)},
+                 "k_routes": Opt("int", ge=1, le=64),
+                 "futures": Opt("int", ge=0, le=1000, help="sampled futures per decision: whether to hold a long "
+                                "job for the short ones likely to arrive (0: never hold)"),
+                 "future_horizon": Opt("float", gt=0, le=1e3, help="more jobs the stream is assumed to bring, as a "
+                                       "multiple of the jobs seen"),
+                 "future_work": Opt("int", ge=0, le=10**7, help="job placements of each sampled future's search")},
     "lcf": _ORDERED, "ldf": _ORDERED,
     "cr-lcf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
     "cr-ldf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
