@@ -110,3 +110,34 @@ def test_the_price_window_cost_bound_is_below_every_policy_and_exact_on_a_step_p
         brute = min(curve.integral(s, s + length) for s in grid)         # every start on a 300 s grid
         m = O.min_window_integral(curve, length, after)
         assert brute - 2 * 300.0 * curve.values.max() - 1e-9 <= m <= brute + 1e-9
+
+
+def test_the_whole_trace_relaxation_rises_rung_by_rung_and_stays_below_every_schedule(loaded):
+    """``trace_bound.whole_trace_bound``: each rung halves the unit; its bound is >= the floor, <= every policy's
+    mean JCT (and plan-jct's run, the upper-end candidate), and goes on the time line with its source."""
+    from bace_opt.gaps import trace_bound as T
+    rs, _ = O.shortest_runs(loaded)
+    floor = math.fsum(rs) / len(rs)
+    tl = O.Timeline()
+    w = T.whole_trace_bound(loaded, 30.0, timeline=tl)
+    units = [r["unit_s"] for r in w["rungs"] if r["lower_bound_jct_s"] is not None]
+    assert len(units) >= 2 and all(b == pytest.approx(a / 2) for a, b in zip(units, units[1:]))
+    pr = T.planner_run(loaded, 60.0, notes := [])
+    assert pr is not None and not notes and pr[1].startswith("plan-jct")
+    best = min([bo.simulate(loaded, p).metrics["avg_jct_s"] for p in ("bace-pipe", "select-pack")] + [pr[0]])
+    assert floor <= w["lower_bound_jct_s"] <= best
+    assert tl.bound == pytest.approx(w["lower_bound_jct_s"]) and tl.source == T.SOURCE_WHOLE
+    assert T.whole_trace_bound(loaded, 0.0)["lower_bound_jct_s"] is None     # no time: no rung, no bound
+
+
+def test_a_trace_bound_above_a_schedule_is_dropped_to_the_floor_not_capped(loaded, monkeypatch):
+    """A bound a feasible schedule refutes is a bug: reported (``bound_conflict``, a note) and dropped to the
+    floor, never capped to the schedule (which would hide it)."""
+    rs, _ = O.shortest_runs(loaded)
+    floor = math.fsum(rs) / len(rs)
+    monkeypatch.setattr(O, "whole_trace_bound", lambda inst, budget, threads, seed, tl: tl.add(1e9, None, O.SOURCE_WHOLE))
+    monkeypatch.setattr(O, "windowed_bound", lambda *a, **k: {"windows": 0, "windows_solved": 0})
+    sched = bo.simulate(loaded, "bace-pipe")
+    b = O.trace_figures(loaded, 4.0, runs=[("bace-pipe", sched, True)])
+    assert b["bound_conflict"]["bound"] == 1e9 and b["jct_lower_bound_s"] == pytest.approx(floor)
+    assert any("a bug" in n for n in b["notes"])
