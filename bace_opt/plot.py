@@ -478,6 +478,15 @@ def _axes(ax, figsize=(5.5, 3.6)):
     return fig, axes[0]
 
 
+def _labelled(fig, ax, xlabel: str, ylabel: str, title: str):
+    """The workload figures' axis labels, title and legend; returns ``fig``."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    return fig
+
+
 def plot_jct_cdf(reports: Mapping[str, Mapping[str, Any]], ax=None, log: bool = True):
     """Share of the window's done jobs with JCT at most x (hours), one line per run."""
     fig, ax = _axes(ax)
@@ -487,11 +496,7 @@ def plot_jct_cdf(reports: Mapping[str, Mapping[str, Any]], ax=None, log: bool = 
             ax.step([v / 3600.0 for v in cdf["jct_s"]], cdf["q"], where="post", label=name)
     if log:
         ax.set_xscale("log")
-    ax.set_xlabel("JCT, h")
-    ax.set_ylabel("share of done jobs")
-    ax.set_title("JCT CDF")
-    ax.legend(fontsize="small")
-    return fig
+    return _labelled(fig, ax, "JCT, h", "share of done jobs", "JCT CDF")
 
 
 def plot_cost_per_day(reports: Mapping[str, Mapping[str, Any]], ax=None):
@@ -506,11 +511,7 @@ def plot_cost_per_day(reports: Mapping[str, Mapping[str, Any]], ax=None):
         bars = ax.bar(x, el, width=width, label=f"{name}: electricity")
         ax.bar(x, [d["egress_usd"] for d in days], width=width, bottom=el, hatch="//", alpha=0.5,
                color=bars.patches[0].get_facecolor() if bars.patches else None, label=f"{name}: egress")
-    ax.set_xlabel("day of the run")
-    ax.set_ylabel("USD per day")
-    ax.set_title("cost per day")
-    ax.legend(fontsize="small")
-    return fig
+    return _labelled(fig, ax, "day of the run", "USD per day", "cost per day")
 
 
 def plot_utilisation(reports: Mapping[str, Mapping[str, Any]], ax=None):
@@ -522,12 +523,8 @@ def plot_utilisation(reports: Mapping[str, Mapping[str, Any]], ax=None):
             b = u["bin_s"] / 3600.0
             ax.step([i * b for i in range(len(u["series"]) + 1)], u["series"] + u["series"][-1:], where="post",
                     label=f"{name} (mean {u['mean']:.2f})")
-    ax.set_xlabel("h into the run")
-    ax.set_ylabel("GPU utilisation")
     ax.set_ylim(0, 1.05)
-    ax.set_title("GPUs in use / fleet")
-    ax.legend(fontsize="small")
-    return fig
+    return _labelled(fig, ax, "h into the run", "GPU utilisation", "GPUs in use / fleet")
 
 
 def plot_workload(reports: Mapping[str, Mapping[str, Any]]):
