@@ -19,3 +19,10 @@ def run_cli(*args, cwd=None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture(scope="module")
+def paper():
+    """The shipped 8-job paper instance (instances/paper-6r-8j-seed1.json); a test file may define its own."""
+    import bace_opt as bo
+    return bo.load_instance(ROOT / "instances" / "paper-6r-8j-seed1.json")

@@ -26,11 +26,6 @@ PAPER = ROOT / "instances" / "paper-6r-8j-seed1.json"
 TINY = ROOT / "instances" / "tiny-2r-2j.json"
 
 
-@pytest.fixture(scope="module")
-def paper():
-    return bo.load_instance(PAPER)
-
-
 def _solve(cost, bound, status="feasible", jobs=10, source=SOURCE_STAGE_MIP, timeline=(), **kw):
     return Solve(status, jobs, cost, bound, 1.0, True, "walk", source, kw.get("elec"), kw.get("egress"), timeline)
 

@@ -19,11 +19,6 @@ TINY = ROOT / "instances" / "tiny-2r-2j.json"
 
 
 @pytest.fixture(scope="module")
-def paper():
-    return bo.load_instance(PAPER)
-
-
-@pytest.fixture(scope="module")
 def report(paper):
     # a policy object beside two names: every form of policy takes the same route
     return bo.gap(paper, ["bace-pipe", make_policy("price-pack"), "lcf"], time_limit=60)
