@@ -198,7 +198,7 @@ def paper_instance(seed: int = 1, jobs: int = 8, bandwidth_scale: float = 1.0, g
     nm = name or _default_name(seed, jobs, bandwidth_scale, gpu_scale, arrivals, bandwidth_source)
     meta = {
         "source": (f"{SOURCE}.paper_instance: BACE-Pipe setup (Zhang, Liu, Xu, arXiv 2605.25375) rebuilt per "
-                   "../shared/spec/system-model.md 'Paper setup'; GPU figures: NVIDIA RTX A6000 datasheet; "
+                   "docs/system-model.md 'Paper setup'; GPU figures: NVIDIA RTX A6000 datasheet; "
                    "model architectures: bace_opt.builders.profiles.MODELS; latency: great-circle rule of "
                    "bace_opt.builders.geo"),
         "family": "paper",
