@@ -4,9 +4,11 @@ schedules are feasible."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
+import bace_opt as bo
 from bace_opt import evaluate, simulate
 from bace_opt.bench.suites import POLICIES
 from bace_opt.builders.synthetic import random_instance
@@ -87,3 +89,28 @@ def test_compact_form_is_the_same_relaxation(seed):
     a = area_lower_bound(inst, SolveOptions(time_limit_s=20, threads=1), time_unit_s=5.0, mip=False, compact=False)
     b = area_lower_bound(inst, SolveOptions(time_limit_s=20, threads=1), time_unit_s=5.0, mip=False, compact=True)
     assert a["lower_bound_jct_s"] == pytest.approx(b["lower_bound_jct_s"], rel=1e-7)
+
+
+@pytest.mark.parametrize("path", ["paper-6r-8j-seed1-poisson.json", "realistic-6r-8j-seed1.json"])
+def test_the_list_schedulers_vectorised_pricing_is_the_evaluators(path):
+    """``p2.list_schedule.price_candidates`` prices every candidate at once with numpy: each kept candidate's run
+    time and cost at the job's arrival equal ``evaluate.price_plan``'s (the one evaluator), prices varying by the
+    hour on the realistic instance, egress in the objective or not."""
+    import dataclasses
+    from bace_opt.evaluate import price_plan
+    from bace_opt.exact.p2.candidates import enumerate_candidates
+    from bace_opt.exact.p2.list_schedule import ListScheduler
+    from bace_opt.instance import Objective
+    base = bo.load_instance(Path(__file__).resolve().parent.parent / "instances" / path)
+    for egress in (False, True):
+        inst = dataclasses.replace(base, objective=Objective(egress=egress))
+        ls = ListScheduler(inst, enumerate_candidates(inst, max_blocks=2, routes_k=1))
+        checked = 0
+        for job, jc in zip(inst.jobs, ls.jobs):
+            for c, run, cost in zip(jc.cands, jc.run, jc.cost):
+                f = price_plan(inst, c.plan(job.arrival_s))
+                want = f.electricity_usd + (f.egress_usd if egress else 0.0)
+                assert run == pytest.approx(f.finish_s - f.start_s, rel=1e-12, abs=1e-9)
+                assert cost == pytest.approx(want, rel=1e-9, abs=1e-12)
+                checked += 1
+        assert checked > len(inst.jobs)

@@ -43,7 +43,7 @@ class JobCands:
     cands: list            # Candidate objects (deduplicated by resource use, run time and cost)
     use: np.ndarray        # (C, K) use of every resource
     run: np.ndarray        # (C,) run time, s
-    cost: np.ndarray       # (C,) electricity (+ priced egress) at start 0, USD (prices constant in time)
+    cost: np.ndarray       # (C,) electricity (+ priced egress) started at the job's arrival, USD
     gpus: int = 0          # GPUs every placement holds (g_j S_j)
     built: dict = field(default_factory=dict)   # placements built by ListScheduler._construct -> index
 
