@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..files import check_output
 from ._args import int_arg
 from ..evaluate import format_metrics, format_workload, workload_report
-from ..evaluate.workload import parse_window
+from ..evaluate.workload import parse_window, select_window
 from ..instance import load_instance
 from ..policies import available, describe
 from .._format import short, shown
@@ -107,6 +107,7 @@ def run(args) -> int:
     if args.figure:
         check_output(args.figure, suffixes=(".png", ".svg", ".pdf"), inputs=(args.instance,))
     inst = load_instance(args.instance)
+    select_window(inst, win_jobs, win_s)        # a window the instance cannot hold is refused before any work
     log.info("loaded %s: %d regions, %d jobs; simulating %s (%s mode)", inst.name, len(inst.regions),
              len(inst.jobs), args.policy, args.mode)
     # progress on stderr where a person watches it (a terminal, not -q), or with -v as log lines

@@ -71,6 +71,10 @@ def p1_part(inst: Instance, pols: Sequence[Any], solver: str, engine: str, solve
             timeline.append({"t_s": round(clock.wall_s(), 3), "bound": opt.bound_usd if opt.certified else None,
                              "incumbent": inc, "bound_source": opt.bound_source or "none"})
             log.info("gap: best placement now %s (%s)%s", short(inc, "USD"), src, _range_text(opt.bound_usd, inc))
+    if opt.certified and inc is not None and opt.bound_usd is not None and opt.bound_usd > inc * (1 + 1e-6) + 1e-9:
+        # a valid bound is at most every feasible placement of the same count: the P1 solve's bound is wrong
+        log.error("gap: the P1 bound %s (%s) lies above a feasible placement, %s (%s): the bound is refuted (a bug)",
+                  short(opt.bound_usd, "USD"), opt.bound_source or "none", short(inc, "USD"), src)
     entries = [against_best(g, inc) for g in entries]
     return {"t0_s": t0, "optimum": opt, "entries": entries, "incumbent_usd": inc, "incumbent_from": src,
             "timeline": timeline}
