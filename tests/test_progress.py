@@ -68,7 +68,7 @@ def test_p2_bracket_shows_its_bound_and_best_schedule_on_stderr(tmp_path, flag):
         return
     text = "\n".join(lines)
     assert "P2 exact (highs): 8 jobs" in text
-    assert "P2 bracket: exact P2 (highs) " in text and "P2 bracket: [" in text and " left]" in text
+    assert "P2 bracket: exact P2 (highs, slotted model): " in text and "P2 bracket: [" in text and " left]" in text
     assert "bace_opt.progress" not in r.stdout
 
 

@@ -62,8 +62,9 @@ def solve_bracket(inst: Instance, solver: str = "cpsat", options: SolveOptions =
                                                            **kw)
     si = sched.solver
     mv = progress.Moving(progress.logger("p2"), "P2 bracket")
-    mv.tell(f"exact P2 ({si.name}) {si.status}, objective {progress.value(si.objective)}; lower bounds next",
-            force=True)
+    posed = si.extra.get("status_for_posed_problem") or si.status      # the slotted model's status, read for P2
+    mv.tell(f"exact P2 ({si.name}, slotted model): {posed}, objective {progress.value(si.objective)}; lower bounds "
+            "next", force=True)
     cands = bracket_lower_bounds(inst, options, mu, wall0, kw.get("cost_cap_usd"))
     delta = si.extra.get("time_unit_s")
     slot: dict[str, Any] = {}
