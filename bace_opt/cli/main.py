@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import io
 import logging
 import os
 import signal
@@ -222,6 +223,8 @@ def main(argv=None) -> int:
     for h in logging.getLogger().handlers:      # the log handler configured above writes to the same stderr
         if isinstance(h, logging.StreamHandler) and h.stream is real_err:
             h.setStream(sys.stderr)
+    final, own = final_stream(real_err)
+    _FINAL.append(final)
     try:
         limit = getattr(args, "time_limit", None) if args.command in DEADLINE_COMMANDS else None
         with signals_as_interrupt() as got, clock.scope(limit, start=clock.command_start(), reserve=CLI_RESERVE_S):
@@ -231,6 +234,9 @@ def main(argv=None) -> int:
             _fast_exit(code)
         return code
     finally:
+        _FINAL.pop()
+        if own:
+            final.close()
         _restore_streams(real, real_err)
 
 
@@ -292,22 +298,20 @@ def _run(args, got) -> int:
             _FAST_EXIT.append(True)
         return code
     except BaceOptError as e:
-        print(f"bace-opt {args.command}: error: {e}", file=sys.stderr)
+        _tell(f"bace-opt {args.command}: error: {e}")
         return 2
     except BrokenPipeError:  # SIGPIPE ignored (an embedding program): the reader of stdout left
         _silence_stdout()
-        print(f"bace-opt {args.command}: error: cannot write standard output: the reader closed the pipe",
-              file=sys.stderr)
+        _tell(f"bace-opt {args.command}: error: cannot write standard output: the reader closed the pipe")
         return 2
     except KeyboardInterrupt:
         code = 128 + (got.signum or signal.SIGINT)
-        print(f"bace-opt {args.command}: {'terminated' if got.signum else 'interrupted'}", file=sys.stderr)
+        _tell(f"bace-opt {args.command}: {'terminated' if got.signum else 'interrupted'}")
         _exit_now_if_solver_abandoned(code)
         return code
     except MemoryError as e:   # a model too large for this machine: the input's size, not a bug
-        print(f"bace-opt {args.command}: error: out of memory{f' ({e})' if str(e) else ''}; give the problem "
-              "less to hold (fewer jobs, a smaller grid or candidate set, a tighter time limit) or more memory",
-              file=sys.stderr)
+        _tell(f"bace-opt {args.command}: error: out of memory{f' ({e})' if str(e) else ''}; give the problem "
+              "less to hold (fewer jobs, a smaller grid or candidate set, a tighter time limit) or more memory")
         return 2
     except OSError as e:
         if e.filename == "standard output":
@@ -315,17 +319,49 @@ def _run(args, got) -> int:
         msg = output_fault(e)
         if msg is None:
             return _internal(args, e)
-        print(f"bace-opt {args.command}: error: {msg}", file=sys.stderr)
+        _tell(f"bace-opt {args.command}: error: {msg}")
         return 2
     except Exception as e:  # a bug: say so plainly, no traceback unless asked
         return _internal(args, e)
 
 
+#: the stream of the command's last word (its error, "interrupted"): a private copy of standard error's descriptor,
+#: set by ``main`` (``final_stream``).  A solver interface running in another thread may hold descriptors 1 and 2
+#: and ``sys.stderr`` captured while the command ends (the Pyomo HiGHS interface's ``capture_output``, in a
+#: race's in-process member abandoned after Ctrl-C): the message must not go into that capture and be lost.
+_FINAL: list = []
+
+
+def final_stream(err):
+    """A line-buffered text stream on a duplicate of ``err``'s descriptor (``err`` itself when it has none: a
+    program's own stream, a test's capture), and whether it is a new one to close."""
+    try:
+        fd = os.dup(err.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return err, False
+    return open(fd, "w", buffering=1, encoding=getattr(err, "encoding", None) or "utf-8",
+                errors="backslashreplace"), True
+
+
+def _tell(text: str) -> None:
+    """Print the command's last word on its own standard error (``_FINAL``), flushed; a fault there is too late
+    to report."""
+    out = _FINAL[-1] if _FINAL and _FINAL[-1] is not None else sys.stderr
+    if out is None:
+        return
+    try:
+        if out is not sys.stderr and sys.stderr is not None:
+            sys.stderr.flush()       # what was logged before comes first
+        print(text, file=out, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
 def _internal(args, e: Exception) -> int:
     if os.environ.get("BACE_OPT_DEBUG"):
         raise e
-    print(f"bace-opt {args.command}: internal error: {type(e).__name__}: {e} "
-          f"(set BACE_OPT_DEBUG=1 for a traceback; please report it)", file=sys.stderr)
+    _tell(f"bace-opt {args.command}: internal error: {type(e).__name__}: {e} "
+          f"(set BACE_OPT_DEBUG=1 for a traceback; please report it)")
     return 3
 
 
