@@ -2,8 +2,10 @@
 
 ``simulate(inst, policy="bace-pipe", mode="queue", seed=0, **policy_options) -> Schedule``
 
-A discrete-event simulation.  Events: job arrivals, job completions and, while jobs wait in queue mode and a
-region's price is an hourly (any step) series, the next price change.  All events at one time are applied
+A discrete-event simulation.  Events: job arrivals, job completions and, while jobs wait in queue mode, the next
+price change of a region's hourly (any step) series and the policy's own wake-up (its optional ``wake_at(now)``,
+asked after each queue decision: a time after ``now`` at which it wants to decide again though nothing else
+happens, or None; what a round-based scheduler or a job held back on purpose needs).  All events at one time are applied
 together (completions first, releasing their GPUs and bandwidth; then arrivals), then the policy is called
 once with the jobs it may start:
 
@@ -77,7 +79,7 @@ from .options import Opt, check_options
 from .policies import make_policy
 from .policies.base import ClusterState
 from .policies.contract import PolicyBase, QueueSessionProtocol, WaitingQueue, check_policy
-from .policies.gate import Described, PolicyRunner, check_decision
+from .policies.gate import Described, PolicyRunner, check_decision, violation
 from .schedule import JobPlan, Schedule
 
 log = logging.getLogger(__name__)
@@ -91,7 +93,10 @@ SIM_OPTIONS = {"mode": Opt("choice", choices=MODES), "seed": Opt("int"), "track_
 PROGRESS_EVERY_S = 0.5
 
 # event kinds, in the order they are applied at one time
-_DONE, _ARRIVE, _PRICE = 0, 1, 2
+_DONE, _ARRIVE, _PRICE, _WAKE = 0, 1, 2, 3
+#: a policy's wake-ups (``wake_at``) that start nothing, in a row with no other event, before further ones are
+#: ignored (a policy asking again and again on a state no event changes would never let the run end)
+MAX_IDLE_WAKES = 1000
 
 
 @dataclass
@@ -258,6 +263,13 @@ class _Run:
         self.next_change = [-math.inf, None]      # [valid until t <, next price change time]
         self.last_t = None
         self.unchanged: ClusterState | None = None   # the decision's state when the decision started nothing
+        # the policy's wake-ups: its queue session's ``wake_at``, or the policy's own on the generic path
+        who = self.queue.pol if isinstance(self.queue, _GenericQueue) else self.queue
+        self.wake_fn = getattr(who, "wake_at", None) if who is not None else None
+        self.wakes: set[float] = set()            # wake-up times in the heap
+        self.idle_wakes = 0                       # wake-ups in a row that started nothing, no other event between
+        self.only_wakes = False                   # the events just applied were wake-ups only
+        self.wakes_capped = False                 # the cap on idle wake-ups was hit (said once)
 
     # ------------------------------------------------------------------ the loop
     def loop(self, bar: "SimProgress | None" = None) -> None:
@@ -268,7 +280,8 @@ class _Run:
             new = self.pop_events(t)
             self.last_t = t
             if self.mode == "queue":
-                self.decide_queue(t, new)
+                started = self.decide_queue(t, new)
+                self.idle_wakes = self.idle_wakes + 1 if self.only_wakes and not started else 0
             elif new:
                 self.decide_blocking(t, new)
             if self.mode == "queue" and self.waiting:
@@ -276,21 +289,28 @@ class _Run:
                     self.update_hol(t)
                 if self.curves:
                     self.push_price_event(t)
+                if self.wake_fn is not None:
+                    self.push_wake(t)
 
     def pop_events(self, t: float) -> list[str]:
         """Apply every event at time t (completions release, arrivals are returned, price events are
         markers); return the arriving jobs."""
         new: list[str] = []
         heap = self.heap
+        wakes_only = True
         while heap and heap[0][0] == t:
             _, kind, _, payload = heapq.heappop(heap)
             self.stats.events += 1
+            wakes_only = wakes_only and kind == _WAKE
             if kind == _DONE:
                 self.release(payload)
             elif kind == _ARRIVE:
                 new.append(payload)
-            else:
+            elif kind == _PRICE:
                 self.price_pushed.discard(t)
+            else:
+                self.wakes.discard(t)
+        self.only_wakes = wakes_only
         return new
 
     # ------------------------------------------------------------------ decisions
@@ -309,14 +329,15 @@ class _Run:
         """The state the policy sees (on its view of the instance)."""
         return ClusterState(self.guard.view, t, self.free_gpus, self.free_bw, links_in_use=self.in_use if hint else None)
 
-    def decide_queue(self, t: float, new: list[str]) -> None:
+    def decide_queue(self, t: float, new: list[str]) -> int:
+        """The queue decision at t; returns how many jobs it started."""
         q, g = self.queue, self.guard
         self.unchanged = None
         for n in new:
             self.waiting[n] = None
             g.call(q.add, t, f"adding job {n!r} to its queue", g.arrive(n), t)
         if not self.waiting:
-            return
+            return 0
         state = self.state(t)
         out = self.call_policy(q.decide, t, self.waiting, state)
         started = self.start(out, t, self.waiting)
@@ -325,6 +346,7 @@ class _Run:
             g.call(q.remove, t, f"removing job {n!r} from its queue", n, t)
         # nothing started: the head-of-line measurement reads the same residual state (and its caches)
         self.unchanged = None if started else state
+        return len(started)
 
     def decide_blocking(self, t: float, new: list[str]) -> None:
         out = self.call_policy(self.pol.decide, t, new, [self.guard.arrive(n) for n in new], self.state(t))
@@ -403,6 +425,29 @@ class _Run:
             self.price_pushed.add(nxt)
             heapq.heappush(self.heap, (nxt, _PRICE, self.seq, None))
             self.seq += 1
+
+    def push_wake(self, t: float) -> None:
+        """Ask the policy (``wake_at``, through the gate) when it wants to decide again with no event, and put
+        that time on the heap: a time after ``t``, or None.  After ``MAX_IDLE_WAKES`` wake-ups in a row that
+        started nothing, further ones are ignored until another event (logged once a run)."""
+        w = self.guard.call(self.wake_fn, t, "asking when to decide again (wake_at)", t)
+        if w is None:
+            return
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or not w > t:
+            raise violation(self.guard.label, t, "wake-up time",
+                            f"wake_at returned {w!r}: a finite time after now ({t:g} s), or None")
+        w = float(w)
+        if w in self.wakes:
+            return
+        if self.idle_wakes >= MAX_IDLE_WAKES:
+            if not self.wakes_capped:
+                log.warning("%s: %d wake-ups in a row started nothing: its further wake-ups are ignored until "
+                            "another event (said once)", self.guard.label, MAX_IDLE_WAKES)
+                self.wakes_capped = True
+            return
+        self.wakes.add(w)
+        heapq.heappush(self.heap, (w, _WAKE, self.seq, None))
+        self.seq += 1
 
     # ------------------------------------------------------------------ the schedule
     def schedule(self, seed: int) -> Schedule:

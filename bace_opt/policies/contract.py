@@ -30,6 +30,12 @@ object that only has the required members gets these defaults):
     exact-p1's ``ExactQueue``): an object with the ``QueueSessionProtocol`` members, making the decisions that
     ``decide`` makes on the whole queue.  None: the simulator offers every waiting job to ``decide`` and every
     one that fits by GPU count to ``place`` (``WaitingQueue`` does the bookkeeping).
+``wake_at(now) -> float | None``  (absent by default: no wake-ups)
+    Queue mode: asked (on the queue session, else on the policy) after each decision that leaves jobs waiting:
+    a time after ``now`` at which the policy wants to decide again although no job arrives or ends and no
+    price changes (a round-based scheduler; a job held back on purpose), or None.  It knows only what the
+    policy knows.  Anything but None or a finite time after ``now`` is a ``PolicyError``; wake-ups that start
+    nothing, ``sim.MAX_IDLE_WAKES`` in a row with no other event, are ignored from then on.
 ``extra_meta``  (default None: no statistics)
     A method ``extra_meta() -> dict`` whose result the simulator copies into the schedule's meta as
     ``policy_stats`` at the end of the run (exact-p1: its solver calls).  A policy without statistics leaves
