@@ -104,3 +104,15 @@ def test_a_policy_that_asks_forever_still_lets_the_run_end(caplog):
     # at most MAX_IDLE_WAKES idle wake-ups after each real event (each arrival), said once
     assert sched.meta["events"] <= (len(inst.jobs) + 1) * (sim.MAX_IDLE_WAKES + 1)
     assert caplog.text.count("wake-ups in a row started nothing") == 1
+
+
+def test_plan_jct_asks_for_a_wake_up_only_with_hold_wake():
+    from bace_opt.builders import paper_instance
+    inst = paper_instance(seed=2, jobs=24, arrivals="poisson", bandwidth_source="measured")
+    off = bo.simulate(inst, "plan-jct")
+    on = bo.simulate(inst, "plan-jct", hold_wake=1.0)
+    for s in (off, on):
+        assert bo.evaluate(inst, s).feasible and s.metrics["jobs_done"] == len(inst.jobs)
+    assert off.meta["events"] == 2 * len(inst.jobs)            # arrivals and completions only
+    assert on.meta["events"] > 2 * len(inst.jobs)              # and the wake-ups of its holds
+    assert on.meta["policy_options"]["hold_wake"] == 1.0

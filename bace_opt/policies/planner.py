@@ -66,7 +66,7 @@ class PlanJct(PolicyBase):
 
     def __init__(self, name: str = "plan-jct", mu: float = 0.0, max_work: int = 40_000, time_cap_s: float = 5.0,
                  max_regions: int = 4, via: str = "auto", k_routes: int = 4, seed: int = 0, futures: int = 8,
-                 future_horizon: float = 0.75, future_work: int = 1_500):
+                 future_horizon: float = 0.75, future_work: int = 1_500, hold_wake: float = 0.0):
         if not (isinstance(mu, (int, float)) and math.isfinite(mu) and mu >= 0):
             raise ValueError(f"mu must be a number >= 0, got {mu!r}")
         if not (isinstance(max_work, int) and max_work >= 0):
@@ -79,13 +79,18 @@ class PlanJct(PolicyBase):
             raise ValueError(f"future_horizon must be a number > 0, got {future_horizon!r}")
         if not (isinstance(future_work, int) and not isinstance(future_work, bool) and future_work >= 0):
             raise ValueError(f"future_work must be an integer >= 0, got {future_work!r}")
+        if not (isinstance(hold_wake, (int, float)) and math.isfinite(hold_wake) and hold_wake >= 0):
+            raise ValueError(f"hold_wake must be a number >= 0, got {hold_wake!r}")
         self.name = name
         self.mu, self.max_work, self.time_cap_s = float(mu), max_work, float(time_cap_s)
         self.max_regions, self.via, self.k_routes, self.seed = max_regions, via, k_routes, int(seed)
         self.futures, self.future_horizon, self.future_work = futures, float(future_horizon), future_work
+        self.hold_wake = float(hold_wake)
+        self.wake_s: float | None = None        # the last decision's wake-up for the job it held (queue session)
         self.options = {"mu": self.mu, "max_work": max_work, "time_cap_s": self.time_cap_s,
                         "max_regions": max_regions, "via": via, "k_routes": k_routes, "futures": futures,
-                        "future_horizon": self.future_horizon, "future_work": future_work}
+                        "future_horizon": self.future_horizon, "future_work": future_work,
+                        "hold_wake": self.hold_wake}
         self.bace = BacePipe(via=via, k_routes=k_routes)
         self.packer = PricePack(max_regions=max_regions, via=via, k_routes=k_routes)
         self.stats = {"decisions": 0, "evals": 0, "work": 0, "deferred": 0, "capped": 0, "held": 0,
@@ -181,6 +186,7 @@ class PlanJct(PolicyBase):
         self.stats["decisions"] += 1
         self.stats["evals"] += planner.evals
         self.stats["work"] += planner.work
+        self.wake_s = None
         held = self.holds(now, pj, base, order, inst) if self.futures else frozenset()
         res = state.copy()
         out: list[JobPlan] = []
@@ -217,7 +223,9 @@ class PlanJct(PolicyBase):
         only the arrived jobs' arrival times, GPUs and run times are read."""
         arrived = [(j.arrival_s, j.gpus, self.duration(inst, j)) for j in inst.jobs if j.arrival_s <= now]
         held, info = choose_holds(pj, base, order, now, arrived, self.futures, self.future_horizon,
-                                  self.future_work, self.seed, time.perf_counter() + self.time_cap_s)
+                                  self.future_work, self.seed, time.perf_counter() + self.time_cap_s,
+                                  self.hold_wake)
+        self.wake_s = info["wake_s"] if held else None
         self.stats["held"] += len(held)
         self.stats["future_work"] += info["work"]
         self.stats["capped"] += info["capped"]
@@ -251,6 +259,11 @@ class PlanSession(WaitingQueue):
             # the instance view of this decision (it holds the jobs arrived by now), not the session's first one
             self.running[p.name] = (price_plan(state.inst, p).finish_s, self.waiting[p.name].gpus)
         return plans
+
+    def wake_at(self, now: float) -> float | None:
+        """The decision's wake-up for a job it held (``hold_wake`` > 0), else None (the simulator's contract)."""
+        w = self.pol.wake_s
+        return w if w is not None and w > now else None
 
     def hol_update(self, state: ClusterState, now: float = 0.0) -> None:
         tot = state.total_free_gpus()

@@ -151,11 +151,13 @@ def value_of(jobs: dict, base: Profile, start_now: Sequence[str], future: list[P
 
 def choose_holds(jobs: Sequence[PJob], base: Profile, order: Sequence[str], now: float,
                  arrived: Sequence[tuple[float, int, float]], scenarios: int, horizon: float, work: int,
-                 seed: int, deadline: float | None = None) -> tuple[frozenset, dict]:
+                 seed: int, deadline: float | None = None, wake_gaps: float = 0.0) -> tuple[frozenset, dict]:
     """(the jobs to hold now, a record of the decision) (module doc).  ``jobs``: the waiting jobs, ``base``: the
     pool's profile, ``order``: the plan's best order; past ``deadline`` (a wall-clock safety cap) nothing is
-    held and ``info["capped"]`` says so."""
-    info = {"candidates": 0, "work": 0, "capped": 0}
+    held and ``info["capped"]`` says so.  ``wake_gaps`` > 0: a held job is reconsidered at the latest
+    ``wake_gaps`` expected inter-arrival times from now (the simulator's wake-up, ``info["wake_s"]`` when a
+    job is held), and every scenario values the hold so."""
+    info = {"candidates": 0, "work": 0, "capped": 0, "wake_s": None}
     est = estimate(arrived, now)
     by = {j.name: j for j in jobs}
     s0 = now_set(by, base, order, frozenset(), now)
@@ -176,6 +178,7 @@ def choose_holds(jobs: Sequence[PJob], base: Profile, order: Sequence[str], now:
     if not later:
         return frozenset(), info        # nothing runs: no known event would bring a held job back
     release = later[0]
+    wake = now + wake_gaps / rate if wake_gaps > 0 else math.inf
     if (release - now) * rate > MAX_HOLD:
         return frozenset(), info        # a hold would last past the next known event: a bet on arrivals alone
     if sum(wt for wt, fut in futures if fut) < P_MIN:
@@ -190,6 +193,7 @@ def choose_holds(jobs: Sequence[PJob], base: Profile, order: Sequence[str], now:
                 info["capped"] = 1
                 return frozenset(), info
             nxt = min(release, fut[0].arrival) if (NEXT_ARRIVAL and fut) else release
+            nxt = min(nxt, wake)
             planner_seed = seed * 1_000_003 + k
             v, w = value_of(by, base, s, fut, nxt, now, work, planner_seed)
             tot += wt * v
@@ -198,5 +202,6 @@ def choose_holds(jobs: Sequence[PJob], base: Profile, order: Sequence[str], now:
     info["candidates"] = len(cands)
     best = min(means, key=lambda s: (means[s], s != s0))
     if best != s0 and means[best] < means[s0] * (1 - MARGIN):
+        info["wake_s"] = wake if wake < release else None
         return cands[best], info
     return frozenset(), info

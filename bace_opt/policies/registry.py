@@ -181,7 +181,9 @@ POLICY_OPTIONS: dict[str, dict[str, Opt]] = {
                                 "job for the short ones likely to arrive (0: never hold)"),
                  "future_horizon": Opt("float", gt=0, le=1e3, help="more jobs the stream is assumed to bring, as a "
                                        "multiple of the jobs seen"),
-                 "future_work": Opt("int", ge=0, le=10**7, help="job placements of each sampled future's search")},
+                 "future_work": Opt("int", ge=0, le=10**7, help="job placements of each sampled future's search"),
+                 "hold_wake": Opt("float", ge=0, le=1e3, help="a held job is reconsidered at the latest this many "
+                                  "expected inter-arrival times later (a simulator wake-up; 0: at the next event)")},
     "lcf": _ORDERED, "ldf": _ORDERED,
     "cr-lcf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
     "cr-ldf": {**_ORDERED, "via": Opt("choice", choices=VIA)},
