@@ -52,10 +52,10 @@ class Rounds(PolicyBase):
             return []
         res, out = state.copy(), []
         for job in sorted(queue, key=lambda j: (j.arrival_s, j.name)):
-            plan = self.place(job, res)
-            if plan is not None:
-                res.commit(job, plan)
-                out.append(plan)
+            if (plan := self.place(job, res)) is None:
+                continue
+            res.commit(job, plan)
+            out.append(plan)
         return out
 
 
