@@ -1,3 +1,4 @@
+# A probe (not shipped): see ../README.md, "What failed". Run: PYTHONPATH=<repo> python lagrange_probe.py tr2.json 21600 60 16436
 """A Lagrangian lower bound of the mean JCT at trace scale: the packing relaxation (``exact.p2.lower``,
 P2.35-P2.38) with its capacity rows priced instead of enforced, on a time grid that needs no LP and so can be
 fine (and non-uniform: fine only where the multipliers are positive, i.e. where the pool is congested).
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..instance import Instance
+from bace_opt.instance import Instance
 
 #: the first grid's unit (s), and the finest unit a refinement makes
 FIRST_UNIT_S = 21600.0
@@ -53,8 +54,8 @@ ALPHA = 0.1
 def lagrange_data(inst: Instance) -> dict[str, Any] | None:
     """Arrays of the bound (module doc): a, W, R, cls (per job), n_pk (packings x classes), G; None when a job
     fits nowhere."""
-    from ..exact.p2.area import area_data
-    from ..exact.p2.lower import size_classes
+    from bace_opt.exact.p2.area import area_data
+    from bace_opt.exact.p2.lower import size_classes
     data = area_data(inst, relative=True)
     if data is None:
         return None
@@ -169,9 +170,9 @@ def packing_lp(inst: Instance, options, time_unit_s: float | None = None, max_un
     Returns lower_bound_jct_s (None unless optimal), lower_bound_time_unit_s and, when solved, multipliers
     (grid, pi, mu)."""
     import highspy
-    from ..exact.p2.area import area_data, area_highs, build_area, pick_unit
-    from ..exact.p2.lower import add_packing_rows, size_classes
-    from ..solvers.base import run_interruptible
+    from bace_opt.exact.p2.area import area_data, area_highs, build_area, pick_unit
+    from bace_opt.exact.p2.lower import add_packing_rows, size_classes
+    from bace_opt.solvers.base import run_interruptible
     data = area_data(inst, relative=True)
     if data is None:
         return {"lower_bound_jct_s": None}
@@ -249,3 +250,17 @@ def lagrangian_bound(inst: Instance, budget: float, target: float | None = None,
             break
         grid, pi, mu = r
     return {"lower_bound_jct_s": best, "levels": levels, "seconds": round(time.perf_counter() - t0, 2)}
+
+
+if __name__ == "__main__":      # python lagrange_probe.py tr2.json 21600 60 16436: the LP's duals, then refinement
+    import sys
+
+    import bace_opt as bo
+    from bace_opt.solvers.base import SolveOptions
+    inst = bo.load_instance(sys.argv[1])
+    lp = packing_lp(inst, SolveOptions(time_limit_s=300), float(sys.argv[2]))
+    print("LP", lp["lower_bound_jct_s"], "L at its duals", dual_value(lagrange_data(inst), *lp["multipliers"])[0])
+    res = lagrangian_bound(inst, float(sys.argv[3]), float(sys.argv[4]), start=lp["multipliers"],
+                           primal=lp["primal"])
+    for lv in res["levels"]:
+        print(lv)
