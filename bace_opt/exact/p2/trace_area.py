@@ -1,0 +1,130 @@
+"""The area relaxation (``p2.area``, P2.30-P2.34) with a START WINDOW per job, for traces: job j may start in
+the units [t0_j, t0_j + w) of its arrival's unit t0_j, or take one late column, "start at or after
+Delta (t0_j + w)", that costs Delta (t0_j + w) + R_j - a_j and holds no capacity.
+
+Validity: the late column is P2.34 per job (``p2.area``'s proof): a schedule whose job j starts at
+s_j >= Delta (t0_j + w) maps to it with an objective term <= s_j + R_j - a_j and less capacity used (none), and
+dropping capacity only relaxes; a start inside the window maps as in ``p2.area``.  So the optimum of this model
+(its LP, and the packing rows of ``p2.lower`` added to it) is <= the continuous P2 optimum, and <= the same model
+without windows on the same unit (it is a relaxation of it).
+
+Why: on a trace the global horizon of ``p2.area`` (the last arrival plus twice the fluid makespan plus the longest
+run: about 3.5 weeks for a week's trace) gives every job a start column in every unit to the horizon's end;
+jobs that wait at most a few days in any schedule worth having need columns only for those days.  The LP shrinks
+by about the horizon over the window, so a finer unit solves in the same time.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .area import horizon_s
+
+
+def build_window_area(data: dict[str, Any], D: float, window_s: float, fluid_factor: float = 2.0,
+                      run_factor: float = 0.0) -> dict:
+    """``p2.area.build_area``'s model (``compact``) with each job's start columns limited to the ``window_s`` after
+    its arrival's unit (and ``run_factor`` x its run time R_j more) and a late column (module doc); the same keys, read by ``p2.area.area_highs`` and
+    ``p2.lower.add_packing_rows``."""
+    G, jobs = data["G"], data["jobs"]
+    n = len(jobs)
+    H = int(math.ceil(horizon_s(data, fluid_factor) / D)) + 1
+    w = max(int(math.ceil(window_s / D)), 1)
+    cost, lo, hi, integ, col_job = [], [], [], [], []
+    rows: dict[int, dict[int, float]] = {}
+
+    def col(c, lo_, hi_, is_int, j):
+        cost.append(c)
+        lo.append(lo_)
+        hi.append(hi_)
+        integ.append(is_int)
+        col_job.append(j)
+        return len(cost) - 1
+
+    def add(u, c, v):
+        if v:
+            r = rows.setdefault(u, {})
+            r[c] = r.get(c, 0.0) + v
+
+    links, eqs, late = [], [], {}
+    for j, (a, W, R, _) in enumerate(jobs):
+        q = int(math.floor(R / D))
+        rho = R - D * q
+        t0 = int(math.floor(a / D))
+        T = min(t0 + w + int(math.ceil(run_factor * R / D)), H)       # the late column: start at or after D T
+        xs_at: dict[int, list[int]] = {}
+        for t in range(t0, T):
+            pmin = max(a - D * t, 0.0)
+            for k, (p_lo, p_hi) in enumerate(((0.0, D - rho), (D - rho, D))):
+                p_lo = max(p_lo, pmin)
+                if p_hi - p_lo <= 1e-9 * D:
+                    continue
+                xc = col((D * t + R - a) / n, 0.0, 1.0, True, j)
+                yc = col(1.0 / n, 0.0, D, False, j)
+                xs_at.setdefault(t, []).append(xc)
+                links.append((xc, yc, p_lo, p_hi, t))
+                if q == 0:
+                    ov = {t: (rho, 0.0) if k == 0 else (D, -1.0)}
+                    if k == 1:
+                        ov[t + 1] = (rho - D, 1.0)
+                else:
+                    ov = {t: (D, -1.0)}
+                    if k == 0:
+                        ov[t + q] = (rho, 1.0)
+                    else:
+                        ov[t + q] = (D, 0.0)
+                        ov[t + q + 1] = (rho - D, 1.0)
+                for u, (cx, cy) in ov.items():
+                    add(u, xc, W * cx)
+                    add(u, yc, W * cy)
+        late[col((D * T + R - a) / n, 0.0, 1.0, True, j)] = D * T        # late: no capacity
+        if q >= 2:       # full units t < u < t + q: W D (z_{u-1} - z_{u-q}), z_v = sum_{t <= v} x_t (p2.area)
+            z: dict[int, int] = {}
+            for v in range(t0, T):
+                z[v] = col(0.0, 0.0, 1.0, False, j)
+                xs = xs_at.get(v, [])
+                prev = [z[v - 1]] if v - 1 in z else []
+                eqs.append(([z[v]] + prev + xs, [1.0] + [-1.0] * len(prev) + [-1.0] * len(xs)))
+            for u in range(t0 + 1, T - 1 + q):
+                add(u, z[min(u - 1, T - 1)], W * D)
+                if u - q in z:
+                    add(u, z[u - q], -W * D)
+    return {"cost": cost, "lo": lo, "hi": hi, "integ": integ, "rows": rows, "col_job": col_job,
+            "links": links, "eqs": eqs, "H": H, "cap": G * D, "late": late}
+
+
+def window_packing_lp(inst, D: float, window_s: float, options, fluid_factor: float = 2.0,
+                      run_factor: float = 0.0) -> dict[str, Any]:
+    """The packing relaxation's LP (``p2.lower``, P2.35-P2.38) on the windowed area model (module doc), unit
+    ``D``: lower_bound_jct_s (the LP optimum; None unless optimal), build and solve seconds, columns."""
+    import time
+
+    import highspy
+
+    from ...solvers.base import run_interruptible
+    from .area import area_data, area_highs
+    from .lower import add_packing_rows, size_classes
+    t0 = time.perf_counter()
+    data = area_data(inst, relative=True)
+    if data is None:
+        return {"lower_bound_jct_s": None, "lower_bound_status": "infeasible"}
+    of_job, cls_w, pats, _ = size_classes(data)
+    m = build_window_area(data, D, window_s, fluid_factor, run_factor)
+    h = area_highs(m, options, False)
+    add_packing_rows(h, m, data, D, of_job, len(cls_w), pats)
+    build_s = time.perf_counter() - t0
+    run_interruptible(h.run, h.cancelSolve)
+    ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    order = None
+    if ok:            # the jobs by their mean relaxed start (a late column counts at its start): a list order
+        xv = h.getSolution().col_value
+        st = [0.0] * len(data["jobs"])
+        for xc, yc, _, _, t in m["links"]:
+            st[m["col_job"][xc]] += D * t * xv[xc] + xv[yc]
+        for c in m["late"]:
+            st[m["col_job"][c]] += m["late"][c] * xv[c]
+        order = sorted(range(len(st)), key=lambda j: (st[j], j))
+    return {"relaxed_order": order, "lower_bound_jct_s": float(h.getInfo().objective_function_value) if ok else None,
+            "lower_bound_status": "optimal" if ok else "time_limit", "lower_bound_time_unit_s": D,
+            "window_s": window_s, "build_s": build_s, "solve_s": time.perf_counter() - t0 - build_s,
+            "columns": h.getNumCol()}
