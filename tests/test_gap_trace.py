@@ -165,3 +165,15 @@ def test_the_offline_upper_end_is_an_evaluated_schedule_no_worse_than_plan_jct_a
     assert TO.NAME not in available() and runs[0][2].method == TO.NAME
     order, pooled = TO.clairvoyant_order(loaded, 50_000, warm=[pj])
     assert sorted(order) == sorted(j.name for j in loaded.jobs) and pooled > 0
+
+
+def test_with_plan_jct_among_the_policies_the_offline_schedule_is_still_the_upper_ends_candidate(loaded, caplog):
+    """plan-jct asked as a policy: its own run is not simulated again, but it still seeds the offline schedule,
+    which the bracket's upper end takes when better (before, the offline schedule was skipped then)."""
+    import logging
+    with caplog.at_level(logging.INFO, logger="bace_opt.gaps.trace_bound"):
+        rep = bo.gap(loaded, ["plan-jct"], online=True, time_limit=20)
+    b = rep.bracket
+    pj = next(p for p in rep.policies if p.policy == "plan-jct").online
+    assert b["jct_best_s"] <= pj.mean_jct_s * (1 + 1e-9)
+    assert "offline clairvoyant schedule" in caplog.text

@@ -9,9 +9,10 @@ policy's whole run against ``trace_figures``, which scale to the trace:
   1. the closed-form floor: every job at its shortest run time after its arrival (``exact.p2.relax.job_modes``:
      the fastest mode over every placement, stall or not), so JCT_j >= R_j for any schedule and the mean JCT is
      at least mean_j R_j;
-  2. the packing relaxation over the WHOLE trace on one grid, coarse first, the unit halved while the time allows
-     (``trace_bound.whole_trace_bound``; ``WHOLE_SHARE`` of the lower bound's time): it keeps what the windows
-     lose, the long jobs still holding GPUs when a later burst arrives;
+  2. the packing relaxation over the WHOLE trace (with start windows, ``exact.p2.trace_area``), coarse first,
+     then each rung on the finest unit predicted to finish in the time left (``trace_bound.whole_trace_bound``;
+     ``WHOLE_SHARE`` of the lower bound's time): it keeps what the windows lose, the long jobs still holding GPUs
+     when a later burst arrives;
   3. the packing relaxation (``exact.p2.lower.packing_lower_bound``, P2.35-P2.38, its LP) by WINDOWS of
      consecutive arrivals (``WINDOW_JOBS`` jobs each, on the whole fleet).  Valid: restrict any schedule of all
      jobs to one window's jobs; it is a feasible schedule of that window alone (the others only used capacity),
@@ -23,9 +24,10 @@ policy's whole run against ``trace_figures``, which scale to the trace:
      be, but each window's LP is small, on a fine time unit, and the sum scales linearly with the trace.
 
 * best mean JCT found: the policies' complete runs (the evaluator accepted them), the planning policy's run
-  (``trace_bound.planner_run``: plan-jct, up to ``PLANNER_SHARE`` of the upper end's time, unless it is one of the
-  policies) and, with the time left, the list scheduler's local search (``exact.p2.scale.best_list_schedule``)
-  started from their job orders; its set-up is stopped at the deadline (``clock.raise_at_deadline``), so the
+  (``trace_bound.planner_run``: plan-jct, unless it is one of the policies) and the OFFLINE clairvoyant schedule
+  seeded by it (``trace_bound.offline_upper``, ``gaps.trace_offline``: it knows the future, an upper end only),
+  together up to ``PLANNER_SHARE`` of the upper end's time, and, with the time left, the list scheduler's local
+  search (``exact.p2.scale.best_list_schedule``) started from their job orders; its set-up is stopped at the deadline (``clock.raise_at_deadline``), so the
   bracket arrives within the limit.  A bound above the best schedule (beyond rounding) is a bug: it is dropped to
   the floor with a note and ``bound_conflict``, never capped;
 * mean WAITING time (JCT minus the job's shortest run time R_j, which long runs do not dilute): mean wait = mean
@@ -51,7 +53,7 @@ from typing import Any, Sequence
 
 from ..exact.p1.certify import Timeline as SolveTimeline
 from ..instance import Instance
-from .trace_bound import PLANNER, PLANNER_SHARE, SOURCE_WHOLE, planner_run, whole_trace_bound
+from .trace_bound import PLANNER, PLANNER_SHARE, SOURCE_WHOLE, offline_upper, planner_run, whole_trace_bound
 
 log = logging.getLogger(__name__)
 
@@ -243,8 +245,11 @@ def trace_figures(inst: Instance, time_limit: float, threads=None, runs: Sequenc
     t1 = time.perf_counter()
     left = time_limit - (t1 - t0)
     warm = [sc for _, sc in ok]
-    if left >= MIN_STAGE_S and not any(name == PLANNER for name, _ in ok):
-        pr = planner_run(inst, left * PLANNER_SHARE, out["notes"])
+    if left >= MIN_STAGE_S:
+        # plan-jct's run (unless it is one of the policies: then its run seeds the offline schedule as it is)
+        given = [sc for name, sc in ok if name == PLANNER]
+        pr = (offline_upper(inst, left * PLANNER_SHARE, given, out["notes"]) if given else
+              planner_run(inst, left * PLANNER_SHARE, out["notes"]))
         if pr is not None:
             best.append(pr)
             tl.add(None, pr[0])
