@@ -177,3 +177,18 @@ def test_with_plan_jct_among_the_policies_the_offline_schedule_is_still_the_uppe
     pj = next(p for p in rep.policies if p.policy == "plan-jct").online
     assert b["jct_best_s"] <= pj.mean_jct_s * (1 + 1e-9)
     assert "offline clairvoyant schedule" in caplog.text
+
+
+def test_a_bracket_a_policy_closes_ends_without_searching_for_more():
+    """No queue (every job runs at once on its fastest placement): a policy's run is at the bound, so the bracket
+    is closed and the command does not spend its limit on an upper-end search (the default week took its whole
+    600 s for a bracket of width 0)."""
+    import time
+    light = bo.trace_instance(regions="default", jobs_per_week=20, days=1, seed=1, max_gpus=8,
+                              max_duration_s=6 * 3600)
+    t = time.perf_counter()
+    rep = bo.gap(light, ["bace-pipe"], online=True, time_limit=120)
+    b = rep.bracket
+    assert b["jct_best_s"] == pytest.approx(b["jct_lower_bound_s"], rel=1e-6)
+    assert any("closed by a policy's run" in n for n in rep.notes)
+    assert time.perf_counter() - t < 60

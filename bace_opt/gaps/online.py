@@ -78,6 +78,8 @@ TRACE_SOURCES = (SOURCE_FLOOR, SOURCE_WINDOWS, SOURCE_WHOLE, SOURCE_NONE)
 WHOLE_SHARE = 0.5
 #: a bound may exceed a schedule's mean JCT by this much (relative; rounding) and still prove it
 CONFLICT_TOL = 1e-6
+#: a schedule within this much of the bound (relative) closes the bracket: the upper end's search is skipped
+CLOSED_TOL = 1e-6
 
 
 @dataclass
@@ -245,6 +247,11 @@ def trace_figures(inst: Instance, time_limit: float, threads=None, runs: Sequenc
     t1 = time.perf_counter()
     left = time_limit - (t1 - t0)
     warm = [sc for _, sc in ok]
+    lo = out.get("jct_lower_bound_s")
+    if best and lo is not None and min(b[0] for b in best) <= lo * (1 + CLOSED_TOL):
+        out["notes"].append("the bracket is closed by a policy's run (its mean JCT is at the bound): no search for "
+                            "a better schedule")
+        left = 0.0
     if left >= MIN_STAGE_S:
         # plan-jct's run (unless it is one of the policies: then its run seeds the offline schedule as it is)
         given = [sc for name, sc in ok if name == PLANNER]
@@ -260,7 +267,7 @@ def trace_figures(inst: Instance, time_limit: float, threads=None, runs: Sequenc
         if ls is not None:
             best.append(ls)
             tl.add(None, ls[0])
-    else:
+    elif left > 0:
         out["notes"].append("no time left for the list scheduler's search: the best schedule is a policy's run")
     out["upper_s"] = time.perf_counter() - t1
     b = min(best, key=lambda x: x[0]) if best else (None, None, None)
