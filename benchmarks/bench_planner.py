@@ -225,7 +225,7 @@ def main(argv=None) -> int:
     head = load_line()
     print(head, flush=True)
     if a.merge:
-        return merged(a.merge.split(","), a.stem, a.jobs, head, a.no_write)
+        return merged(a.merge.split(","), a.stem, a.jobs, head, a.no_write, a.bracket_time_limit)
     rows = []
     known = {}
     if a.ul_from:
@@ -273,16 +273,22 @@ def main(argv=None) -> int:
     return 0
 
 
-def merged(paths: list[str], stem: str, jobs: int, head: str, no_write: bool) -> int:
+def merged(paths: list[str], stem: str, jobs: int, head: str, no_write: bool, limit: float) -> int:
     """The table, the summary per family and the verdicts of the rows of several results CSVs (runs made apart,
     e.g. one per family while the next family's brackets were computed), written as ``stem``.{csv,md}; the load
     of each run is in its rows (load_1min)."""
     import pandas as pd
     df = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    order = {p: i for i, p in enumerate(POLICIES[:4] + ("exact-p1",) + POLICIES[4:])}
+    df = df.assign(_f=df["instance"].map(family_of), _s=df["instance"].str.extract(r"seed(\d+)")[0].astype(int),
+                   _p=df["policy"].map(lambda p: order.get(p, len(order))))
+    df = df.sort_values(["_f", "_s", "_p"], kind="stable").drop(columns=["_f", "_s", "_p"]).reset_index(drop=True)
     rows = df.to_dict("records")
     loads = df["load_1min"]
-    text = "\n\n".join([f"Merged from {', '.join(Path(p).name for p in paths)}; load (1 min) during the runs "
-                         f"{loads.min():.2f}-{loads.max():.2f} on 2 cores; merged at {head}",
+    text = "\n\n".join([f"Rows of separate runs put together ({len(df)} rows); load (1 min) during the runs "
+                         f"{loads.min():.2f}-{loads.max():.2f} on 2 cores; put together at {head}. "
+                         f"U and L: the brackets of "
+                         f"`solve --problem schedule --bracket --time-limit {limit:g}` (--bracket-time-limit)",
                          table(rows), summary(rows), verdicts(rows)]) + "\n"
     print(text)
     if not no_write:
