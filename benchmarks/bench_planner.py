@@ -212,6 +212,8 @@ def main(argv=None) -> int:
                     help="the price of information instead: plan-jct's pooled plan told the whole future at t = 0")
     ap.add_argument("--ul-from", default="", help="a results CSV whose U_s and L_s columns give U and L (no bracket)")
     ap.add_argument("--suffix", default="", help="write planner-<jobs>j-SUFFIX.{csv,md}")
+    ap.add_argument("--plan-options", default="",
+                    help="options for plan-jct, e.g. futures=0 (numbers); a reference run beside the default")
     ap.add_argument("--stem", default="", help="write STEM.{csv,md} instead (e.g. planner-unseen-24j)")
     ap.add_argument("--brackets-only", action="store_true",
                     help="compute (or read back) the brackets of the instances, one at a time, and nothing else")
@@ -228,6 +230,8 @@ def main(argv=None) -> int:
         return merged(a.merge.split(","), a.stem, a.jobs, head, a.no_write, a.bracket_time_limit)
     rows = []
     known = {}
+    plan_opts = {k: float(v) if "." in v else int(v)
+                 for k, v in (kv.split("=") for kv in a.plan_options.split(",") if kv)}
     if a.ul_from:
         import pandas as pd
         known = {r.instance: (float(r.U_s), float(r.L_s)) for r in pd.read_csv(a.ul_from).itertuples()}
@@ -248,7 +252,7 @@ def main(argv=None) -> int:
                 print(rows[-1], flush=True)
                 continue
             runs = [("plan-jct", {"max_work": int(b)}) for b in a.budgets.split(",")] if a.budgets else \
-                [(p, {}) for p in a.policies.split(",")]
+                [(p, plan_opts if p == "plan-jct" else {}) for p in a.policies.split(",")]
             for pol, opts in runs:
                 rows.append(run_one(inst, pol, U, L, **opts))
                 r = rows[-1]
