@@ -207,6 +207,8 @@ def test_a_benchmark_history_keeps_its_rows_and_survives_a_failed_write(write, t
 ALLOWED = {
     ("bace_opt/exact/p1/cg/pricing_exact.py", "ExactPricer.__init__", "model.write"):
         "Pyomo writes the one-job model as MPS into its own mkstemp file, read back by HiGHS and removed at once",
+    ("bace_opt/cli/main.py", "final_stream", "open"):
+        "wraps a duplicate of standard error's descriptor (os.dup), not a file: the command's last word goes there",
     ("bace_opt/solvers/output.py", "quiet_highs_banner", "os.open"):
         "opens /dev/null, not a file of the user's: HiGHS's one-time banner is written there, never to stdout",
     ("bace_opt/files.py", "atomic_write.<locals>.write", "open"):
