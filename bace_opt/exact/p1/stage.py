@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ...solvers.base import SolveOptions
 from ...solvers.highs import set_threads
+from .latency import ACTIVE_IN_SEARCH, add_latency_floors, extend_latency_floors, violated_sets
 from .lpbound import relaxation_bound
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,12 @@ ARC_ROWS = ("con_cost_product", "con_cost_product_min", "con_arcs_min", "con_arc
 #: min(60 s, a quarter of the limit))
 STAGE_MIP_SHARE = 0.15
 STAGE_MIP_MAX_S = 45.0
+#: level 2's stage relaxation carries the latency floors (``p1.latency``, P1.61-P1.62), and its MIP, in rounds
+#: of P1.62 rows, gets this share of the limit, at most ``FLOOR_MIP_MAX_S``, and at most ``FLOOR_ROUNDS`` rounds
+FLOORS = True
+FLOOR_MIP_SHARE = 0.3
+FLOOR_MIP_MAX_S = 120.0
+FLOOR_ROUNDS = 12
 #: the repair runs only where the start is more than this (relative) above the relaxation's bound: a start that
 #: close is kept (realistic 8 x 16 seed 1: select-pack's 62.93 against the bound 62.10; the made-whole 62.38 as
 #: the start took HiGHS's level 2 from 25 s to 41-49 s)
@@ -55,6 +62,7 @@ class StageResult:
     stages: dict = field(default_factory=dict)
     started: list = field(default_factory=list)
     seconds: float = 0.0
+    rounds: int = 0
 
     @property
     def bound(self) -> float | None:
@@ -70,16 +78,20 @@ def budget(options: SolveOptions, share: float, cap: float, t_start: float) -> f
     return max(min(share * options.time_limit_s, cap, left), 0.0)
 
 
-def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None) -> StageResult:
+def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None, floors: bool = False) -> StageResult:
     """The stage relaxation of the walk model ``m`` (level 2 prepared: cost objective active, count fixed):
-    LP then MIP on HiGHS (module doc).  ``on_bound(bound, is_mip)`` is told each bound as it arrives.  The
-    model's rows are restored before returning."""
+    LP then MIP on HiGHS (module doc).  ``floors`` (level 2): with the latency floors (``p1.latency``, P1.61 every
+    pair) and rounds of P1.62 rows on the region sets the MIP's solution breaks, while its time lasts.
+    ``on_bound(bound, is_mip)`` is told each bound as it arrives.  The model's rows are restored before
+    returning (the floors stay, deactivated unless ``latency.ACTIVE_IN_SEARCH``)."""
     from pyomo.contrib.appsi.solvers.highs import Highs
     t = time.perf_counter()
     out = StageResult()
     off = [getattr(m, n) for n in TRAIL_ROWS + ARC_ROWS if hasattr(m, n) and getattr(m, n).active]
     for c in off:
         c.deactivate()
+    if floors and FLOORS:
+        add_latency_floors(m, active=True)
     try:
         opt = Highs()
         opt.highs_options.update({"random_seed": int(options.seed), "output_flag": False,
@@ -95,25 +107,54 @@ def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None) -> Stag
         out.lp_bound = lp.bound
         if on_bound is not None and lp.bound is not None:
             on_bound(lp.bound, False)
-        tl = budget(options, STAGE_MIP_SHARE, STAGE_MIP_MAX_S, t_start)
+        share, cap = (FLOOR_MIP_SHARE, FLOOR_MIP_MAX_S) if floors and FLOORS else (STAGE_MIP_SHARE, STAGE_MIP_MAX_S)
+        tl = budget(options, share, cap, t_start)
         if tl is None or tl > 0.5:
-            mip = relaxation_bound(h, "mip", tl, keep_values=True)
-            out.mip_bound, out.mip_status, out.mip_objective = mip.bound, mip.status, mip.lp_objective
-            if on_bound is not None and mip.bound is not None:
-                on_bound(mip.bound, True)
-            if mip.values is not None:
-                col = opt._pyomo_var_to_solver_var_map
-                out.stages = {k: int(round(mip.values[col[id(v)]])) for k, v in m.n.items() if id(v) in col}
-                out.started = [j for j, v in m.x.items() if id(v) in col and mip.values[col[id(v)]] > 0.5]
+            _mip_rounds(opt, m, out, tl, on_bound, floors and FLOORS)
     except Exception as e:      # a help, not a need: the search goes on without it
         log.warning("P1: the stage relaxation failed: %s: %s", type(e).__name__, e)
     finally:
         for c in off:
             c.activate()
+        if hasattr(m, "con_lat_floor") and not ACTIVE_IN_SEARCH:
+            m.con_lat_floor.deactivate()
     out.seconds = time.perf_counter() - t
-    log.info("P1: stage relaxation LP %s, MIP %s (%s) in %.2f s", out.lp_bound, out.mip_bound,
-             out.mip_status, out.seconds)
+    log.info("P1: stage relaxation LP %s, MIP %s (%s; %d round(s)) in %.2f s", out.lp_bound, out.mip_bound,
+             out.mip_status, out.rounds, out.seconds)
     return out
+
+
+def _mip_rounds(opt, m, out: StageResult, tl: float | None, on_bound, floors: bool) -> None:
+    """The stage MIP within ``tl`` seconds (None: no limit), then, with ``floors``, again after each round of
+    P1.62 rows (``latency.violated_sets`` of its solution) while time is left and the rounds find some: the best
+    bound (each round's is valid: rows are only added), the last solution's stages and started jobs in ``out``."""
+    h = opt._solver_model
+    end = None if tl is None else time.perf_counter() + tl
+    sets: dict = {}
+    while True:
+        left = None if end is None else end - time.perf_counter()
+        mip = relaxation_bound(h, "mip", left, keep_values=True)
+        out.rounds += 1
+        if mip.bound is not None and (out.mip_bound is None or mip.bound > out.mip_bound):
+            out.mip_bound = mip.bound
+            if on_bound is not None:
+                on_bound(mip.bound, True)
+        out.mip_status = mip.status
+        if mip.values is None:
+            break
+        col = opt._pyomo_var_to_solver_var_map
+        out.mip_objective = mip.lp_objective
+        out.stages = {k: int(round(mip.values[col[id(v)]])) for k, v in m.n.items() if id(v) in col}
+        out.started = [j for j, v in m.x.items() if id(v) in col and mip.values[col[id(v)]] > 0.5]
+        if not floors or out.rounds > FLOOR_ROUNDS or mip.status != "Optimal" or \
+                (end is not None and end - time.perf_counter() < 0.5):
+            break
+        new = violated_sets(m.data, out.stages, sets)
+        if not new:
+            break
+        for j, ts in new.items():
+            sets.setdefault(j, []).extend(ts)
+        opt.add_constraints(extend_latency_floors(m, new))
 
 
 def _direct(data, d, a: int, b: int) -> int | None:
