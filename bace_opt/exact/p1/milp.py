@@ -252,7 +252,7 @@ def _level2_staged(m, fm, sol, solver: str, options: SolveOptions, warm: bool, t
     box["stage"] = st
     best, kept = sol, None
     if st.bound is not None and inc > st.bound * (1 + options.rel_gap) + 1e-12:
-        cand = repair(m.data, st)
+        cand = st.made_whole if st.made_whole is not None else repair(m.data, st)
         if cand is not None and fm.load_solution_into_pyomo(m, cand) is not False:
             c = float(pyo.value(m.obj_cost.expr))
             box["repaired"] = c
