@@ -15,8 +15,8 @@ import bace_opt as bo
 from bace_opt.evaluate import evaluate, make_schedule
 from bace_opt.exact.p1 import walk
 from bace_opt.exact.p1.data import PlacementData, cost_at_t0_usd
-from bace_opt.exact.p1.latency import (add_latency_floors, extend_latency_floors, job_metric, path_floor,
-                                       violated_sets)
+from bace_opt.exact.p1.latency import (add_latency_floors, extend_latency_floors, job_metric,
+                                       latency_cost_rate, path_floor, violated_sets)
 from bace_opt.exact.p1.solution import solution_cost, solution_from_plans, start_candidates
 from bace_opt.exact.p1.stage import repair, stage_bound, stage_plans
 from bace_opt.solvers.base import SolveOptions
@@ -29,7 +29,7 @@ def _all_sets(data, size):
 
 def _violated(m, tol=1e-7):
     bad = []
-    for c in m.con_lat_floor.values():
+    for c in list(m.con_lat_floor.values()) + list(m.con_lat_link.values()):
         v = pyo.value(c.body)
         if c.lb is not None and v < c.lb - tol * max(1.0, abs(c.lb)):
             bad.append((c.name, v, c.lb))
@@ -62,6 +62,8 @@ def test_floor_rows_hold_at_integral_placements(name):
     for sol in sols:
         if sol is None or walk.load_solution_into_pyomo(m, sol) is False:
             continue
+        for j in m.lat_w:                           # w_j at its largest: the trail's latency cost rate
+            m.lat_w[j].set_value(latency_cost_rate(m, j))
         assert _violated(m) == [], name
 
 

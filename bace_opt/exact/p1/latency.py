@@ -9,8 +9,9 @@ region of U.  So L_j >= D_j(U), the least latency of a path through U in the sho
 graph: for two regions a, b of U, L_j >= d_j(a, b); for three, L_j >= d_ab + d_bc + d_ac - max(d_ab, d_bc, d_ac)
 (the shortest of the three orders).  With q_jed >= Pi_j F_jed (P1.37, exact at binary F) and Pi_j <= Pi^max_j:
 
-    P1.61  sum_ed l_e q_jed >= d_j(a, b) (Pi_j - Pi^max_j (2 - u_ja - u_jb))                  (pairs a < b)
-    P1.62  sum_ed l_e q_jed >= D_j(U) (Pi_j - Pi^max_j (|U| - sum_{r in U} u_jr))    (sets U of >= 3, separated)
+    P1.61  w_j >= d_j(a, b) (Pi_j - Pi^max_j (2 - u_ja - u_jb))                  (pairs a < b)
+    P1.62  w_j >= D_j(U) (Pi_j - Pi^max_j (|U| - sum_{r in U} u_jr))    (sets U of >= 3, separated)
+    with   sum_ed l_e q_jed >= w_j >= 0                                     (one row per job: the floors stay short)
 
 Each is valid for every integral point of the walk model: where all its regions are used the right side is
 D Pi_j <= Pi_j L_j <= sum l_e q_jed; otherwise it is <= D (Pi_j - Pi^max_j) <= 0.  Two regions that j's links do
@@ -102,30 +103,48 @@ def floor_rows(data, sets: dict | None = None) -> list[tuple[int, tuple, float]]
 
 
 def floor_row(m, j: int, regs: tuple, D: float):
-    """The P1.61 / P1.62 row of job j over the regions ``regs`` with floor ``D`` (an expression to add)."""
-    J = m.data.jobs
-    inst = m.data.inst
-    d = J[j]
+    """The P1.61 / P1.62 row of job j over the regions ``regs`` with floor ``D`` on its latency-cost column
+    ``lat_w[j]`` (an expression to add)."""
+    d = m.data.jobs[j]
     rate = m.P[j] if hasattr(m, "P") and j in m.P else price_rate(m, d)
-    lhs = sum(inst.links[e].latency_ms * (m.q[j, e, 0] + m.q[j, e, 1]) for e in d.links if inst.links[e].latency_ms)
-    return lhs >= D * (rate - d.pi_max * (len(regs) - sum(m.u[j, r] for r in regs)))
+    return m.lat_w[j] >= D * (rate - d.pi_max * (len(regs) - sum(m.u[j, r] for r in regs)))
 
 
 def add_latency_floors(m, sets: dict | None = None, active: bool | None = None) -> list:
-    """Add the list ``con_lat_floor`` (P1.61 every pair, P1.62 ``sets``) to the walk model ``m``, replacing it if
-    there; deactivated unless ``active`` (default ``ACTIVE_IN_SEARCH``).  Returns its rows (ConstraintData)."""
-    if hasattr(m, "con_lat_floor"):
-        m.del_component(m.con_lat_floor)
+    """Add the column ``lat_w`` (per job with a walk), its link row ``con_lat_link`` (sum_ed l_e q_jed >= w_j) and
+    the list ``con_lat_floor`` (P1.61 every pair, P1.62 ``sets``) to the walk model ``m``, replacing them if there;
+    deactivated unless ``active`` (default ``ACTIVE_IN_SEARCH``).  Returns the floor rows (ConstraintData)."""
+    data = m.data
+    inst = data.inst
+    J = data.jobs
+    for name in ("con_lat_floor", "con_lat_link", "lat_w"):
+        if hasattr(m, name):
+            m.del_component(getattr(m, name))
+    walk = [d.j for d in J if d.K > 1]
+    # w_j <= sum_ed l_e q_jed <= 2 Pi^max_j sum_e l_e (q <= Pi^max): a finite bound, which the safe dual bound of
+    # the stage LP needs (``p1.lpbound``: a reduced cost of either sign needs both column bounds)
+    m.lat_w = pyo.Var(walk, bounds=lambda _, j: (0, 2.0 * J[j].pi_max * sum(inst.links[e].latency_ms
+                                                                          for e in J[j].links)))
+    m.con_lat_link = pyo.Constraint(walk, rule=lambda m, j: sum(
+        inst.links[e].latency_ms * (m.q[j, e, 0] + m.q[j, e, 1]) for e in J[j].links if inst.links[e].latency_ms)
+        >= m.lat_w[j])
     m.con_lat_floor = pyo.ConstraintList()
-    rows = [m.con_lat_floor.add(floor_row(m, j, regs, D)) for j, regs, D in floor_rows(m.data, sets)]
-    if not (ACTIVE_IN_SEARCH if active is None else active):
-        m.con_lat_floor.deactivate()
+    rows = [m.con_lat_floor.add(floor_row(m, j, regs, D)) for j, regs, D in floor_rows(data, sets)]
+    set_floors_active(m, ACTIVE_IN_SEARCH if active is None else active)
     return rows
+
+
+def set_floors_active(m, on: bool) -> None:
+    """Switch the floors (``con_lat_link`` and ``con_lat_floor``) on or off."""
+    for name in ("con_lat_link", "con_lat_floor"):
+        c = getattr(m, name, None)
+        if c is not None:
+            c.activate() if on else c.deactivate()
 
 
 def extend_latency_floors(m, sets: dict) -> list:
     """Add P1.62 for ``sets`` ({j: [regions, ...]}) to ``con_lat_floor`` (made by ``add_latency_floors``); the
-    new rows (active), for a persistent solver's ``add_constraints``."""
+    new rows, for a persistent solver's ``add_constraints``."""
     metrics: dict = {}
     out = []
     for j, ts in sorted(sets.items()):
@@ -135,6 +154,13 @@ def extend_latency_floors(m, sets: dict) -> list:
             if 0.0 < D < math.inf:
                 out.append(m.con_lat_floor.add(floor_row(m, j, tuple(sorted(t)), D)))
     return out
+
+
+def latency_cost_rate(m, j: int) -> float:
+    """sum_ed l_e q_jed at the model's current values (what ``lat_w[j]`` may be at most)."""
+    inst = m.data.inst
+    return float(sum(inst.links[e].latency_ms * ((m.q[j, e, 0].value or 0.0) + (m.q[j, e, 1].value or 0.0))
+                     for e in m.data.jobs[j].links))
 
 
 def violated_sets(data, stages: dict, have: dict) -> dict:
