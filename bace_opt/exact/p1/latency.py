@@ -34,8 +34,17 @@ from .common import price_rate
 
 #: the floors stay on in the walk MILP's own search (measured: docs/research/p1-strength/README.md)
 ACTIVE_IN_SEARCH = False
+#: level 2 carries the floors only where the walk model has at least this many arc binaries (sum_j 2 |E_j|):
+#: below it the walk search proves level 2 soon on its own and the floors only cost (realistic 8 x 16, 896 arcs:
+#: proven in 15-20 s, the floors +2 s, A/B wall 1.13; fleet12, 3,960 arcs: 0.50 % at 300 s without them)
+MIN_ARCS = 2000
 #: a set of up to this many regions gets its exact path floor (every order), a larger one its spanning tree's
 EXACT_PATH_MAX = 7
+
+
+def floors_pay(data) -> bool:
+    """Whether level 2's stage relaxation carries the floors: the walk model has >= ``MIN_ARCS`` arc binaries."""
+    return sum(2 * len(d.links) for d in data.jobs if d.K > 1) >= MIN_ARCS
 
 
 def job_metric(data, d) -> dict:

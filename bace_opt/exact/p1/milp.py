@@ -28,6 +28,7 @@ from ...solvers.base import SolveOptions, SolveResult, Termination, relative_gap
 from . import position as placement_position, walk as placement_walk
 from .data import PlacementData, count_upper_bound, has_negative_prices
 from .certify import SOURCE_SEARCH, SOURCE_STAGE_LP, SOURCE_STAGE_MIP, Timeline
+from .latency import floors_pay
 from .levels import LEVEL_NAMES, LEVEL_TOL, clears_limit, level_record, remaining_s, solve_or_adopt
 from .solution import Solution, out_of_time_start, start_candidates
 from .stage import REPAIR_MIN_GAP, repair, stage_bound
@@ -247,7 +248,7 @@ def _level2_staged(m, fm, sol, solver: str, options: SolveOptions, warm: bool, t
     fm.load_solution_into_pyomo(m, sol)
     inc = float(pyo.value(m.obj_cost.expr))
     timeline.add(None, inc)
-    st = stage_bound(m, options, t_start, floors=True, on_bound=lambda b, is_mip: timeline.add(
+    st = stage_bound(m, options, t_start, floors=floors_pay(m.data), on_bound=lambda b, is_mip: timeline.add(
         b, None, SOURCE_STAGE_MIP if is_mip else SOURCE_STAGE_LP))
     box["stage"] = st
     best, kept = sol, None
