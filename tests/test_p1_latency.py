@@ -20,7 +20,16 @@ from bace_opt.exact.p1.latency import (add_latency_floors, extend_latency_floors
 from bace_opt.exact.p1.solution import solution_cost, solution_from_plans, start_candidates
 from bace_opt.exact.p1.stage import repair, stage_bound, stage_plans
 from bace_opt.solvers.base import SolveOptions
-from test_p1_bound import CASES, INST, _level2_model
+from test_p1_bound import CASES, INST
+
+
+def _level2_model(data, z1):
+    m = walk.build_model(data)
+    walk.prepare_level(m, 2, z1)
+    m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= z1)
+    m.obj_count.deactivate()
+    m.obj_cost.activate()
+    return m
 
 
 def _all_sets(data, size):
@@ -121,3 +130,31 @@ def test_violated_sets_cut_off_the_solution_and_extend():
     assert not m.con_lat_floor.active
     extend_latency_floors(m, {d.j: [tuple(regs)]})
     assert len(m.con_lat_floor) == n0 + (1 if path_floor(metric, regs) > 0 else 0)
+
+
+def test_floors_pay_by_size(monkeypatch):
+    from bace_opt.exact.p1 import latency
+    data = PlacementData(bo.load_instance(INST / "paper-6r-8j-seed1.json"))
+    assert not latency.floors_pay(data)              # 240 arc binaries: the walk search proves it alone
+    monkeypatch.setattr(latency, "MIN_ARCS", 0)
+    assert latency.floors_pay(data)
+
+
+@pytest.mark.parametrize("name", ["paper-6r-8j-seed1.json", "realistic-6r-8j-seed1.json",
+                                  "paper-6r-8j-seed1-gpu0.5.json"])
+def test_solve_with_floors_proves_the_optimum_and_its_placement_passes(monkeypatch, name):
+    from bace_opt.exact.p1 import latency
+    monkeypatch.setattr(latency, "MIN_ARCS", 0)      # the floors on, as at fleet scale
+    inst = bo.load_instance(INST / name)
+    z1, z2 = CASES[name]
+    r = bo.solve(inst, problem="placement", threads=1, time_limit=60, levels=2)
+    lv = {x["level"]: x for x in r.solver.extra["levels"]}
+    assert r.solver.status == "optimal"
+    assert lv[1]["objective"] == z1 and lv[2]["objective"] == pytest.approx(z2, rel=1e-6)
+    st = lv[2]["stage_relaxation"]
+    assert st["mip_bound"] is None or st["mip_bound"] <= z2 * (1 + 1e-9) + 1e-12
+    data = PlacementData(inst)
+    plans = [j.plan for j in r.jobs if j.plan is not None and j.plan.status == "done"]
+    rep = evaluate(inst, make_schedule(inst, plans, method="P1 with floors"))
+    assert rep.feasible, rep.summary()
+    assert cost_at_t0_usd(inst, plans, data.t0) == pytest.approx(lv[2]["objective"], rel=1e-9)
