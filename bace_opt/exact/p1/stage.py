@@ -11,7 +11,10 @@ loses little (measured in docs/research/p1-bound/log.md: LP 33.200 against the w
 its MIP 135.14 in 10 s where the walk MILP's root bound was 132.45 after 190 s).
 
 ``stage_bound``: the LP (simplex; its bound from the row duals, ``p1.lpbound.safe_dual_bound``), then the MIP
-(HiGHS's dual bound) in a share of the time, and the MIP's placement of stages (x, n).  ``repair``: that
+(HiGHS's dual bound) in a share of the time, and the MIP's placement of stages (x, n).  With ``floors`` (level 2
+at fleet scale, models/placement.md section 13): the latency floors of ``p1.latency`` on, the MIP without them
+first, then with them in rounds of separated P1.62 rows (``_mip_rounds``), each round's placement made whole and
+the cheapest kept (``StageResult.made_whole``).  ``repair``: that
 placement made whole (each job's blocks chained over direct links in the order of least latency, capacities
 checked): a start for the full search when it is cheaper than the one at hand.
 """
