@@ -93,15 +93,15 @@ def path_floor(metric: dict, regions) -> float:
     return tree
 
 
-def floor_rows(data, sets: dict | None = None) -> list[tuple[int, tuple, float]]:
-    """(j, regions, D) of P1.61 for every pair of every job with a walk (K_j > 1) and a positive floor, and of
-    P1.62 for ``sets`` ({j: [(a, b, c, ...), ...]}, three regions or more)."""
+def floor_rows(data, sets: dict | None = None, jobs=None) -> list[tuple[int, tuple, float]]:
+    """(j, regions, D) of P1.61 for every pair of every job with a walk (K_j > 1; those in ``jobs`` only, when
+    given) and a positive floor, and of P1.62 for ``sets`` ({j: [(a, b, c, ...), ...]}, three regions or more)."""
     rows = []
     for d in data.jobs:
-        if d.K <= 1:
+        if d.K <= 1 or (jobs is not None and d.j not in jobs and d.j not in (sets or {})):
             continue
         metric = job_metric(data, d)
-        for a, b in itertools.combinations(sorted(d.regions), 2):
+        for a, b in itertools.combinations(sorted(d.regions) if jobs is None or d.j in jobs else (), 2):
             if d.cap[a] + d.cap[b] >= 2 and 0.0 < metric.get((a, b), math.inf) < math.inf:
                 rows.append((d.j, (a, b), metric[a, b]))
         for t in (sets or {}).get(d.j, ()):
@@ -119,7 +119,7 @@ def floor_row(m, j: int, regs: tuple, D: float):
     return m.lat_w[j] >= D * (rate - d.pi_max * (len(regs) - sum(m.u[j, r] for r in regs)))
 
 
-def add_latency_floors(m, sets: dict | None = None, active: bool | None = None) -> list:
+def add_latency_floors(m, sets: dict | None = None, active: bool | None = None, jobs=None) -> list:
     """Add the column ``lat_w`` (per job with a walk), its link row ``con_lat_link`` (sum_ed l_e q_jed >= w_j) and
     the list ``con_lat_floor`` (P1.61 every pair, P1.62 ``sets``) to the walk model ``m``, replacing them if there;
     deactivated unless ``active`` (default ``ACTIVE_IN_SEARCH``).  Returns the floor rows (ConstraintData)."""
@@ -138,7 +138,7 @@ def add_latency_floors(m, sets: dict | None = None, active: bool | None = None) 
         inst.links[e].latency_ms * (m.q[j, e, 0] + m.q[j, e, 1]) for e in J[j].links if inst.links[e].latency_ms)
         >= m.lat_w[j])
     m.con_lat_floor = pyo.ConstraintList()
-    rows = [m.con_lat_floor.add(floor_row(m, j, regs, D)) for j, regs, D in floor_rows(data, sets)]
+    rows = [m.con_lat_floor.add(floor_row(m, j, regs, D)) for j, regs, D in floor_rows(data, sets, jobs)]
     set_floors_active(m, ACTIVE_IN_SEARCH if active is None else active)
     return rows
 
@@ -151,11 +151,11 @@ def set_floors_active(m, on: bool) -> None:
             c.activate() if on else c.deactivate()
 
 
-def extend_latency_floors(m, sets: dict) -> list:
-    """Add P1.62 for ``sets`` ({j: [regions, ...]}) to ``con_lat_floor`` (made by ``add_latency_floors``); the
-    new rows, for a persistent solver's ``add_constraints``."""
+def extend_latency_floors(m, sets: dict, pair_jobs=()) -> list:
+    """Add P1.62 for ``sets`` ({j: [regions, ...]}) and P1.61 for every pair of the jobs ``pair_jobs`` to
+    ``con_lat_floor`` (made by ``add_latency_floors``); the new rows, for a persistent solver's ``add_constraints``."""
     metrics: dict = {}
-    out = []
+    out = [m.con_lat_floor.add(floor_row(m, j, regs, D)) for j, regs, D in floor_rows(m.data, None, set(pair_jobs))]
     for j, ts in sorted(sets.items()):
         metric = metrics.setdefault(j, job_metric(m.data, m.data.jobs[j]))
         for t in ts:

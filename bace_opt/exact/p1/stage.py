@@ -54,6 +54,8 @@ FLOOR_MIP_MAX_S = 120.0
 FLOOR_ROUNDS = 12
 #: with the floors, the stage MIP without them runs first (its share of the limit as before the floors)
 PLAIN_FIRST = True
+#: P1.61 only for the jobs a round's solution splits (added round by round), not for every job from the start
+LAZY_PAIRS = True
 #: the floors' MIP stops at this relative gap (its dual bound is what is taken: at most this much below its optimum)
 FLOOR_MIP_GAP = 1e-4
 #: ... and no more rounds once a round's placement made whole is within this (relative) of the bound: the search
@@ -106,7 +108,7 @@ def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None, floors:
     for c in off:
         c.deactivate()
     if floors and FLOORS:
-        add_latency_floors(m, active=True)
+        add_latency_floors(m, active=True, jobs=set() if LAZY_PAIRS else None)
     try:
         opt = Highs()
         opt.highs_options.update({"random_seed": int(options.seed), "output_flag": False,
@@ -145,6 +147,7 @@ def _mip_rounds(opt, m, out: StageResult, tl: float | None, on_bound, floors: bo
     h = opt._solver_model
     end = None if tl is None else time.perf_counter() + tl
     sets: dict = {}
+    paired: set = set()
     plain = floors and PLAIN_FIRST
     while True:
         left = None if end is None else end - time.perf_counter()
@@ -177,11 +180,22 @@ def _mip_rounds(opt, m, out: StageResult, tl: float | None, on_bound, floors: bo
                  out.made_whole_usd <= out.mip_bound * (1 + FLOOR_STOP_GAP) + 1e-12):
             break
         new = violated_sets(m.data, out.stages, sets)
-        if not new:
+        split = split_jobs(out.stages) - paired if LAZY_PAIRS else set()
+        if not new and not split:
             break
         for j, ts in new.items():
             sets.setdefault(j, []).extend(ts)
-        opt.add_constraints(extend_latency_floors(m, new))
+        paired |= split
+        opt.add_constraints(extend_latency_floors(m, new, split))
+
+
+def split_jobs(stages: dict) -> set:
+    """The jobs that the stage solution ``stages`` ({(j, r, c): n}) holds in two regions or more."""
+    regs: dict = {}
+    for (j, r, _c), k in stages.items():
+        if k > 0:
+            regs.setdefault(j, set()).add(r)
+    return {j for j, rs in regs.items() if len(rs) > 1}
 
 
 @contextlib.contextmanager
