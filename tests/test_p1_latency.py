@@ -158,3 +158,16 @@ def test_solve_with_floors_proves_the_optimum_and_its_placement_passes(monkeypat
     rep = evaluate(inst, make_schedule(inst, plans, method="P1 with floors"))
     assert rep.feasible, rep.summary()
     assert cost_at_t0_usd(inst, plans, data.t0) == pytest.approx(lv[2]["objective"], rel=1e-9)
+
+
+def test_lazy_pairs_only_for_the_jobs_named():
+    from bace_opt.exact.p1.latency import floor_rows
+    inst = bo.load_instance(INST / "paper-6r-8j-seed1.json")
+    data = PlacementData(inst)
+    m = _level2_model(data, CASES["paper-6r-8j-seed1.json"][0])
+    assert add_latency_floors(m, active=False, jobs=set()) == []          # the link rows only
+    j = next(d.j for d in data.jobs if d.K > 1 and len(d.regions) >= 2)
+    got = extend_latency_floors(m, {}, {j})
+    want = floor_rows(data, None, {j})
+    assert len(got) == len(want) > 0 and all(r[0] == j and len(r[1]) == 2 for r in want)
+    assert len(floor_rows(data)) >= len(want)
