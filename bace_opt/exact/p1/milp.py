@@ -28,6 +28,7 @@ from ...solvers.base import SolveOptions, SolveResult, Termination, relative_gap
 from . import position as placement_position, walk as placement_walk
 from .data import PlacementData, count_upper_bound, has_negative_prices
 from .certify import SOURCE_SEARCH, SOURCE_STAGE_LP, SOURCE_STAGE_MIP, Timeline
+from .latency import floors_pay
 from .levels import LEVEL_NAMES, LEVEL_TOL, clears_limit, level_record, remaining_s, solve_or_adopt
 from .solution import Solution, out_of_time_start, start_candidates
 from .stage import REPAIR_MIN_GAP, repair, stage_bound
@@ -247,27 +248,37 @@ def _level2_staged(m, fm, sol, solver: str, options: SolveOptions, warm: bool, t
     fm.load_solution_into_pyomo(m, sol)
     inc = float(pyo.value(m.obj_cost.expr))
     timeline.add(None, inc)
-    st = stage_bound(m, options, t_start, on_bound=lambda b, is_mip: timeline.add(
+    st = stage_bound(m, options, t_start, floors=floors_pay(m.data), on_bound=lambda b, is_mip: timeline.add(
         b, None, SOURCE_STAGE_MIP if is_mip else SOURCE_STAGE_LP))
     box["stage"] = st
-    best = sol
-    if st.bound is not None and inc > st.bound * (1 + REPAIR_MIN_GAP) + 1e-12:
-        cand = repair(m.data, st)
+    best, kept = sol, None
+    if st.bound is not None and inc > st.bound * (1 + options.rel_gap) + 1e-12:
+        cand = st.made_whole if st.made_whole is not None else repair(m.data, st)
         if cand is not None and fm.load_solution_into_pyomo(m, cand) is not False:
             c = float(pyo.value(m.obj_cost.expr))
             box["repaired"] = c
             log.info("P1 level 2: the stage relaxation's placement made whole: %.9g USD (start %.9g)", c, inc)
             if c < inc and not violated_rows(m):
-                best, inc = cand, c
+                # the search starts from it only where the start is well above the bound (REPAIR_MIN_GAP); else
+                # it is kept aside and returned if the search ends above it
+                if inc > st.bound * (1 + REPAIR_MIN_GAP) + 1e-12:
+                    best = cand
+                else:
+                    kept = (cand, c)
+                inc = c
     fm.load_solution_into_pyomo(m, best)        # the search's start (and what is reported when it stops)
-    if best is not sol:
+    if best is not sol or kept is not None:
         timeline.add(None, inc)
+    if kept is not None:
+        best = kept[0]
     if st.bound is not None and relative_gap(inc, st.bound) <= options.rel_gap:
+        fm.load_solution_into_pyomo(m, best)
         box["proved"] = True
         return SolveResult(solver, Termination.OPTIMAL, objective=inc, bound=min(st.bound, inc),
                            message="proven by the stage relaxation (its bound meets the start)")
     left = remaining_s(options, t_start)
     if out_of_time(options, t_start) or (left is not None and left < MIP_LOAD_FACTOR * box.get("model_s", 0.0)):
+        fm.load_solution_into_pyomo(m, best)
         return SolveResult(solver, Termination.FEASIBLE, objective=inc, bound=None,
                            message="the MILP's search not started: too little time left to load it "
                                    f"({left:.1f} s left, the model took {box.get('model_s', 0.0):.1f} s to build)")

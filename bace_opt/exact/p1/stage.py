@@ -11,20 +11,27 @@ loses little (measured in docs/research/p1-bound/log.md: LP 33.200 against the w
 its MIP 135.14 in 10 s where the walk MILP's root bound was 132.45 after 190 s).
 
 ``stage_bound``: the LP (simplex; its bound from the row duals, ``p1.lpbound.safe_dual_bound``), then the MIP
-(HiGHS's dual bound) in a share of the time, and the MIP's placement of stages (x, n).  ``repair``: that
+(HiGHS's dual bound) in a share of the time, and the MIP's placement of stages (x, n).  With ``floors`` (level 2
+at fleet scale, models/placement.md section 13): the latency floors of ``p1.latency`` on, the MIP without them
+first, then with them in rounds of separated P1.62 rows (``_mip_rounds``), each round's placement made whole and
+the cheapest kept (``StageResult.made_whole``).  ``repair``: that
 placement made whole (each job's blocks chained over direct links in the order of least latency, capacities
 checked): a start for the full search when it is cheaper than the one at hand.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import math
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...solvers.base import SolveOptions
 from ...solvers.highs import set_threads
+from .latency import ACTIVE_IN_SEARCH, add_latency_floors, extend_latency_floors, set_floors_active, violated_sets
 from .lpbound import relaxation_bound
 
 log = logging.getLogger(__name__)
@@ -39,6 +46,21 @@ ARC_ROWS = ("con_cost_product", "con_cost_product_min", "con_arcs_min", "con_arc
 #: min(60 s, a quarter of the limit))
 STAGE_MIP_SHARE = 0.15
 STAGE_MIP_MAX_S = 45.0
+#: level 2's stage relaxation carries the latency floors (``p1.latency``, P1.61-P1.62), and its MIP, in rounds
+#: of P1.62 rows, gets this share of the limit, at most ``FLOOR_MIP_MAX_S``, and at most ``FLOOR_ROUNDS`` rounds
+FLOORS = True
+FLOOR_MIP_SHARE = 0.3
+FLOOR_MIP_MAX_S = 120.0
+FLOOR_ROUNDS = 12
+#: with the floors, the stage MIP without them runs first (its share of the limit as before the floors)
+PLAIN_FIRST = True
+#: P1.61 only for the jobs a round's solution splits (added round by round), not for every job from the start
+LAZY_PAIRS = True
+#: the floors' MIP stops at this relative gap (its dual bound is what is taken: at most this much below its optimum)
+FLOOR_MIP_GAP = 1e-4
+#: ... and no more rounds once a round's placement made whole is within this (relative) of the bound: the search
+#: closes such a gap sooner (realistic 8 x 16: 0.01 % after 4 rounds, which cost 14 s)
+FLOOR_STOP_GAP = 5e-4
 #: the repair runs only where the start is more than this (relative) above the relaxation's bound: a start that
 #: close is kept (realistic 8 x 16 seed 1: select-pack's 62.93 against the bound 62.10; the made-whole 62.38 as
 #: the start took HiGHS's level 2 from 25 s to 41-49 s)
@@ -55,6 +77,9 @@ class StageResult:
     stages: dict = field(default_factory=dict)
     started: list = field(default_factory=list)
     seconds: float = 0.0
+    rounds: int = 0
+    made_whole: object = None           # with floors: the cheapest round's placement made whole (a Solution)
+    made_whole_usd: float | None = None
 
     @property
     def bound(self) -> float | None:
@@ -70,20 +95,24 @@ def budget(options: SolveOptions, share: float, cap: float, t_start: float) -> f
     return max(min(share * options.time_limit_s, cap, left), 0.0)
 
 
-def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None) -> StageResult:
+def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None, floors: bool = False) -> StageResult:
     """The stage relaxation of the walk model ``m`` (level 2 prepared: cost objective active, count fixed):
-    LP then MIP on HiGHS (module doc).  ``on_bound(bound, is_mip)`` is told each bound as it arrives.  The
-    model's rows are restored before returning."""
+    LP then MIP on HiGHS (module doc).  ``floors`` (level 2): with the latency floors (``p1.latency``, P1.61 every
+    pair) and rounds of P1.62 rows on the region sets the MIP's solution breaks, while its time lasts.
+    ``on_bound(bound, is_mip)`` is told each bound as it arrives.  The model's rows are restored before
+    returning (the floors stay, deactivated unless ``latency.ACTIVE_IN_SEARCH``)."""
     from pyomo.contrib.appsi.solvers.highs import Highs
     t = time.perf_counter()
     out = StageResult()
     off = [getattr(m, n) for n in TRAIL_ROWS + ARC_ROWS if hasattr(m, n) and getattr(m, n).active]
     for c in off:
         c.deactivate()
+    if floors and FLOORS:
+        add_latency_floors(m, active=True, jobs=set() if LAZY_PAIRS else None)
     try:
         opt = Highs()
         opt.highs_options.update({"random_seed": int(options.seed), "output_flag": False,
-                                  "mip_rel_gap": max(options.rel_gap, 1e-6)})
+                                  "mip_rel_gap": max(options.rel_gap, FLOOR_MIP_GAP if floors and FLOORS else 1e-6)})
         opt.set_instance(m)
         h = opt._solver_model
         h.setOptionValue("output_flag", False)
@@ -95,25 +124,107 @@ def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None) -> Stag
         out.lp_bound = lp.bound
         if on_bound is not None and lp.bound is not None:
             on_bound(lp.bound, False)
-        tl = budget(options, STAGE_MIP_SHARE, STAGE_MIP_MAX_S, t_start)
+        share, cap = (FLOOR_MIP_SHARE, FLOOR_MIP_MAX_S) if floors and FLOORS else (STAGE_MIP_SHARE, STAGE_MIP_MAX_S)
+        tl = budget(options, share, cap, t_start)
         if tl is None or tl > 0.5:
-            mip = relaxation_bound(h, "mip", tl, keep_values=True)
-            out.mip_bound, out.mip_status, out.mip_objective = mip.bound, mip.status, mip.lp_objective
-            if on_bound is not None and mip.bound is not None:
-                on_bound(mip.bound, True)
-            if mip.values is not None:
-                col = opt._pyomo_var_to_solver_var_map
-                out.stages = {k: int(round(mip.values[col[id(v)]])) for k, v in m.n.items() if id(v) in col}
-                out.started = [j for j, v in m.x.items() if id(v) in col and mip.values[col[id(v)]] > 0.5]
+            _mip_rounds(opt, m, out, tl, on_bound, floors and FLOORS)
     except Exception as e:      # a help, not a need: the search goes on without it
         log.warning("P1: the stage relaxation failed: %s: %s", type(e).__name__, e)
     finally:
         for c in off:
             c.activate()
+        set_floors_active(m, ACTIVE_IN_SEARCH)
     out.seconds = time.perf_counter() - t
-    log.info("P1: stage relaxation LP %s, MIP %s (%s) in %.2f s", out.lp_bound, out.mip_bound,
-             out.mip_status, out.seconds)
+    log.info("P1: stage relaxation LP %s, MIP %s (%s; %d round(s)) in %.2f s", out.lp_bound, out.mip_bound,
+             out.mip_status, out.rounds, out.seconds)
     return out
+
+
+def _mip_rounds(opt, m, out: StageResult, tl: float | None, on_bound, floors: bool) -> None:
+    """The stage MIP within ``tl`` seconds (None: no limit), then, with ``floors``, again after each round of
+    P1.62 rows (``latency.violated_sets`` of its solution) while time is left and the rounds find some: the best
+    bound (each round's is valid: rows are only added), the last solution's stages and started jobs in ``out``."""
+    h = opt._solver_model
+    end = None if tl is None else time.perf_counter() + tl
+    sets: dict = {}
+    paired: set = set()
+    plain = floors and PLAIN_FIRST
+    while True:
+        left = None if end is None else end - time.perf_counter()
+        if plain:       # the MIP without the floors first: its bound as early as before them (fleet20: 15-25 s)
+            cap = STAGE_MIP_MAX_S if tl is None else min(STAGE_MIP_MAX_S, tl * STAGE_MIP_SHARE / FLOOR_MIP_SHARE)
+            with _rows_off(opt, list(m.con_lat_link.values()) + list(m.con_lat_floor.values())):
+                mip = relaxation_bound(h, "mip", cap if left is None else min(cap, left), keep_values=True)
+        else:
+            mip = relaxation_bound(h, "mip", left, keep_values=True)
+        out.rounds += 1
+        if mip.bound is not None and (out.mip_bound is None or mip.bound > out.mip_bound):
+            out.mip_bound = mip.bound
+            if on_bound is not None:
+                on_bound(mip.bound, True)
+        out.mip_status = mip.status
+        if mip.values is None:
+            break
+        col = opt._pyomo_var_to_solver_var_map
+        out.mip_objective = mip.lp_objective
+        out.stages = {k: int(round(mip.values[col[id(v)]])) for k, v in m.n.items() if id(v) in col}
+        out.started = [j for j, v in m.x.items() if id(v) in col and mip.values[col[id(v)]] > 0.5]
+        if floors:
+            _keep_made_whole(m.data, out)
+        if plain:
+            plain = False
+            continue
+        if not floors or out.rounds > FLOOR_ROUNDS or mip.status != "Optimal" or \
+                (end is not None and end - time.perf_counter() < 0.5) or \
+                (out.made_whole_usd is not None and out.mip_bound is not None and
+                 out.made_whole_usd <= out.mip_bound * (1 + FLOOR_STOP_GAP) + 1e-12):
+            break
+        new = violated_sets(m.data, out.stages, sets)
+        split = split_jobs(out.stages) - paired if LAZY_PAIRS else set()
+        if not new and not split:
+            break
+        for j, ts in new.items():
+            sets.setdefault(j, []).extend(ts)
+        paired |= split
+        opt.add_constraints(extend_latency_floors(m, new, split))
+
+
+def split_jobs(stages: dict) -> set:
+    """The jobs that the stage solution ``stages`` ({(j, r, c): n}) holds in two regions or more."""
+    regs: dict = {}
+    for (j, r, _c), k in stages.items():
+        if k > 0:
+            regs.setdefault(j, set()).add(r)
+    return {j for j, rs in regs.items() if len(rs) > 1}
+
+
+@contextlib.contextmanager
+def _rows_off(opt, rows):
+    """The rows ``rows`` (ConstraintData loaded in the appsi HiGHS ``opt``) free (-inf, inf) in HiGHS for the
+    block, their sides restored after it."""
+    import highspy
+    h = opt._solver_model
+    idx = np.array([opt._pyomo_con_to_solver_con_map[c] for c in rows], dtype=np.int32)
+    lp = h.getLp()
+    lo, up = np.asarray(lp.row_lower_)[idx], np.asarray(lp.row_upper_)[idx]
+    inf = np.full(len(idx), highspy.kHighsInf)
+    h.changeRowsBounds(len(idx), idx, -inf, inf)
+    try:
+        yield
+    finally:
+        h.changeRowsBounds(len(idx), idx, lo, up)
+
+
+def _keep_made_whole(data, out: StageResult) -> None:
+    """The placement of ``out``'s last MIP solution made whole (``repair``) kept in ``out`` where it is the
+    cheapest of the rounds so far."""
+    from .solution import solution_cost
+    cand = repair(data, out)
+    if cand is None:
+        return
+    c = solution_cost(data, cand)
+    if out.made_whole_usd is None or c < out.made_whole_usd:
+        out.made_whole, out.made_whole_usd = cand, c
 
 
 def _direct(data, d, a: int, b: int) -> int | None:
