@@ -76,6 +76,57 @@ def pick_unit(data: dict[str, Any], max_units: int, fluid_factor: float = 2.0) -
     return UNITS_S[-1]
 
 
+class Columns:
+    """An area model's columns as they are made (``col(cost, lo, hi, integer, job)`` returns the new index)."""
+
+    def __init__(self):
+        self.cost, self.lo, self.hi, self.integ, self.col_job = [], [], [], [], []
+
+    def __call__(self, c: float, lo_: float, hi_: float, is_int: bool, j: int) -> int:
+        self.cost.append(c)
+        self.lo.append(lo_)
+        self.hi.append(hi_)
+        self.integ.append(is_int)
+        self.col_job.append(j)
+        return len(self.cost) - 1
+
+    def model(self) -> dict:
+        """The keys ``area_highs`` reads: cost, lo, hi, integ, col_job."""
+        return {"cost": self.cost, "lo": self.lo, "hi": self.hi, "integ": self.integ, "col_job": self.col_job}
+
+
+def start_pieces(a: float, D: float, rho: float, t: int):
+    """The pieces of a start in unit ``t`` of a job arriving at ``a`` with R = q D + rho: (k, phi lo, phi hi) for
+    k = 0 (phi < D - rho) and 1 (phi >= D - rho), phi the offset in the unit, not before the arrival; empty ones
+    left out."""
+    pmin = max(a - D * t, 0.0)
+    for k, (p_lo, p_hi) in enumerate(((0.0, D - rho), (D - rho, D))):
+        p_lo = max(p_lo, pmin)
+        if p_hi - p_lo > 1e-9 * D:
+            yield k, p_lo, p_hi
+
+
+def unit_overlaps(t: int, k: int, q: int, rho: float, D: float, compact: bool = True) -> dict[int, tuple]:
+    """The capacity a start in unit ``t`` on piece ``k`` (0: phi < D - rho, 1: phi >= D - rho) of a run R = q D
+    + rho takes in each unit: {unit: (coef of x, coef of y)} in GPU-seconds / W (P2.31-P2.33).  ``compact``: the
+    full units t < u < t + q left out (written through z, ``build_area``)."""
+    ov: dict[int, tuple] = {}
+    if q == 0:         # the run lies in units t (and t+1 on piece 1)
+        ov[t] = (rho, 0.0) if k == 0 else (D, -1.0)
+        if k == 1:
+            ov[t + 1] = (rho - D, 1.0)
+        return ov
+    ov[t] = (D, -1.0)
+    for u in range(t + 1, t + q) if not compact else ():
+        ov[u] = (D, 0.0)
+    if k == 0:
+        ov[t + q] = (rho, 1.0)
+    else:
+        ov[t + q] = (D, 0.0)
+        ov[t + q + 1] = (rho - D, 1.0)
+    return ov
+
+
 def build_area(data: dict[str, Any], D: float, compact: bool = True, fluid_factor: float = 2.0):
     """Columns and rows of P2.30-P2.34: cost, lo, hi, integ (integer mask), rows {unit: {column: coef}},
     col_job, links [(x, y, phi lo, phi hi, t)], eqs [(columns, coefs)] (= 0), H, cap.  ``compact``: the
@@ -87,16 +138,8 @@ def build_area(data: dict[str, Any], D: float, compact: bool = True, fluid_facto
     amax = max(a for a, _, _, _ in jobs)
     H = min(int(math.floor(amax / D)) + sum(int(math.ceil(r / D)) for _, _, r, _ in jobs),
             int(math.ceil(horizon_s(data, fluid_factor) / D))) + 1
-    cost, lo, hi, integ, col_job = [], [], [], [], []
+    col = Columns()
     rows: dict[int, dict[int, float]] = {}
-
-    def col(c, lo_, hi_, is_int, j):
-        cost.append(c)
-        lo.append(lo_)
-        hi.append(hi_)
-        integ.append(is_int)
-        col_job.append(j)
-        return len(cost) - 1
 
     links = []        # (x col, y col, phi lo, phi hi, unit t)
     eqs = []
@@ -106,30 +149,12 @@ def build_area(data: dict[str, Any], D: float, compact: bool = True, fluid_facto
         t0 = int(math.floor(a / D))
         xs_at: dict[int, list[int]] = {}
         for t in range(t0, H):
-            pmin = max(a - D * t, 0.0)
-            for k, (p_lo, p_hi) in enumerate(((0.0, D - rho), (D - rho, D))):
-                p_lo = max(p_lo, pmin)
-                if p_hi - p_lo <= 1e-9 * D:
-                    continue
+            for k, p_lo, p_hi in start_pieces(a, D, rho, t):
                 xc = col((D * t + R - a) / n, 0.0, 1.0, True, j)
                 yc = col(1.0 / n, 0.0, D, False, j)
                 xs_at.setdefault(t, []).append(xc)
                 links.append((xc, yc, p_lo, p_hi, t))
-                ov = {}        # unit -> (coef of x, coef of y) in GPU-seconds / W
-                if q == 0:     # the run lies in units t (and t+1 on piece 1)
-                    ov[t] = (rho, 0.0) if k == 0 else (D, -1.0)
-                    if k == 1:
-                        ov[t + 1] = (rho - D, 1.0)
-                else:
-                    ov[t] = (D, -1.0)
-                    for u in range(t + 1, t + q) if not compact else ():
-                        ov[u] = (D, 0.0)
-                    if k == 0:
-                        ov[t + q] = (rho, 1.0)
-                    else:
-                        ov[t + q] = (D, 0.0)
-                        ov[t + q + 1] = (rho - D, 1.0)
-                for u, (cx, cy) in ov.items():
+                for u, (cx, cy) in unit_overlaps(t, k, q, rho, D, compact).items():
                     if u >= H:
                         continue
                     r = rows.setdefault(u, {})
@@ -150,7 +175,7 @@ def build_area(data: dict[str, Any], D: float, compact: bool = True, fluid_facto
                 r[z[u - 1]] = r.get(z[u - 1], 0.0) + W * D
                 if u - q in z:
                     r[z[u - q]] = r.get(z[u - q], 0.0) - W * D
-    return {"cost": cost, "lo": lo, "hi": hi, "integ": integ, "rows": rows, "col_job": col_job,
+    return {**col.model(), "rows": rows,
             "links": links, "eqs": eqs, "H": H, "cap": G * D}
 
 

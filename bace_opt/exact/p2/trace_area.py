@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .area import horizon_s
+from .area import Columns, horizon_s, start_pieces, unit_overlaps
 
 
 def build_window_area(data: dict[str, Any], D: float, window_s: float, fluid_factor: float = 2.0,
@@ -30,16 +30,8 @@ def build_window_area(data: dict[str, Any], D: float, window_s: float, fluid_fac
     n = len(jobs)
     H = int(math.ceil(horizon_s(data, fluid_factor) / D)) + 1
     w = max(int(math.ceil(window_s / D)), 1)
-    cost, lo, hi, integ, col_job = [], [], [], [], []
+    col = Columns()
     rows: dict[int, dict[int, float]] = {}
-
-    def col(c, lo_, hi_, is_int, j):
-        cost.append(c)
-        lo.append(lo_)
-        hi.append(hi_)
-        integ.append(is_int)
-        col_job.append(j)
-        return len(cost) - 1
 
     def add(u, c, v):
         if v:
@@ -54,27 +46,12 @@ def build_window_area(data: dict[str, Any], D: float, window_s: float, fluid_fac
         T = min(t0 + w + int(math.ceil(run_factor * R / D)), H)       # the late column: start at or after D T
         xs_at: dict[int, list[int]] = {}
         for t in range(t0, T):
-            pmin = max(a - D * t, 0.0)
-            for k, (p_lo, p_hi) in enumerate(((0.0, D - rho), (D - rho, D))):
-                p_lo = max(p_lo, pmin)
-                if p_hi - p_lo <= 1e-9 * D:
-                    continue
+            for k, p_lo, p_hi in start_pieces(a, D, rho, t):
                 xc = col((D * t + R - a) / n, 0.0, 1.0, True, j)
                 yc = col(1.0 / n, 0.0, D, False, j)
                 xs_at.setdefault(t, []).append(xc)
                 links.append((xc, yc, p_lo, p_hi, t))
-                if q == 0:
-                    ov = {t: (rho, 0.0) if k == 0 else (D, -1.0)}
-                    if k == 1:
-                        ov[t + 1] = (rho - D, 1.0)
-                else:
-                    ov = {t: (D, -1.0)}
-                    if k == 0:
-                        ov[t + q] = (rho, 1.0)
-                    else:
-                        ov[t + q] = (D, 0.0)
-                        ov[t + q + 1] = (rho - D, 1.0)
-                for u, (cx, cy) in ov.items():
+                for u, (cx, cy) in unit_overlaps(t, k, q, rho, D).items():
                     add(u, xc, W * cx)
                     add(u, yc, W * cy)
         late[col((D * T + R - a) / n, 0.0, 1.0, True, j)] = D * T        # late: no capacity
@@ -89,7 +66,7 @@ def build_window_area(data: dict[str, Any], D: float, window_s: float, fluid_fac
                 add(u, z[min(u - 1, T - 1)], W * D)
                 if u - q in z:
                     add(u, z[u - q], -W * D)
-    return {"cost": cost, "lo": lo, "hi": hi, "integ": integ, "rows": rows, "col_job": col_job,
+    return {**col.model(), "rows": rows,
             "links": links, "eqs": eqs, "H": H, "cap": G * D, "late": late}
 
 
