@@ -20,16 +20,7 @@ from bace_opt.exact.p1.latency import (add_latency_floors, extend_latency_floors
 from bace_opt.exact.p1.solution import solution_cost, solution_from_plans, start_candidates
 from bace_opt.exact.p1.stage import repair, stage_bound, stage_plans
 from bace_opt.solvers.base import SolveOptions
-from test_p1_bound import CASES, INST
-
-
-def _level2_model(data, z1):
-    m = walk.build_model(data)
-    walk.prepare_level(m, 2, z1)
-    m.con_level1 = pyo.Constraint(expr=sum(m.x[j] for j in m.J) >= z1)
-    m.obj_count.deactivate()
-    m.obj_cost.activate()
-    return m
+from test_p1_bound import CASES, INST, _level2_model
 
 
 def _all_sets(data, size):
