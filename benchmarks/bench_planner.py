@@ -23,7 +23,10 @@ time, and nothing else (a later run reads them back); ``--merge a.csv,b.csv --st
 apart, together.
 
 ``--ul-from results/planner-24j.csv``: U and L from that table's U_s and L_s columns (by instance) instead of a
-bracket (none is computed); ``--suffix S`` writes planner-<jobs>j-S.{csv,md}.
+bracket (none is computed); ``--suffix S`` writes planner-<jobs>j-S.{csv,md}.  ``--rescore a.csv --stem S``: no
+run: the rows of an earlier run (its J, electricity, decision times, commit) against the brackets of
+``--bracket-time-limit`` already in ``--bracket-dir`` (none is computed; an instance without one is left out and
+named); the earlier U and L stay beside them (U_prev_s, L_prev_s).
 
 Run:  python -m benchmarks.bench_planner [--seeds 1-6] [--jobs 24] [--bracket-time-limit 120] [--no-write]
 Unseen seeds (results/planner-unseen-*):  --seeds 101-105 --families batch-nominal,batch-measured,poisson-nominal,
@@ -219,6 +222,9 @@ def main(argv=None) -> int:
                     help="compute (or read back) the brackets of the instances, one at a time, and nothing else")
     ap.add_argument("--merge", default="",
                     help="no run: the tables of these results CSVs (comma-separated) together, written as --stem")
+    ap.add_argument("--rescore", default="",
+                    help="no run: the rows of this results CSV against the brackets of --bracket-time-limit kept in "
+                         "--bracket-dir, written as --stem")
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     seeds = seeds_arg(a.seeds)
@@ -226,6 +232,10 @@ def main(argv=None) -> int:
         ap.error("paper seeds 7 and 8 are held out of tuning: pass --held-out to measure them")
     head = load_line()
     print(head, flush=True)
+    if a.rescore:
+        if not a.stem:
+            ap.error("--rescore needs --stem (where to write the rescored table)")
+        return rescored(a.rescore, Path(a.bracket_dir), a.bracket_time_limit, a.stem, a.jobs, head, a.no_write)
     if a.merge:
         return merged(a.merge.split(","), a.stem, a.jobs, head, a.no_write, a.bracket_time_limit)
     rows = []
@@ -294,6 +304,42 @@ def merged(paths: list[str], stem: str, jobs: int, head: str, no_write: bool, li
                          f"U and L: the brackets of "
                          f"`solve --problem schedule --bracket --time-limit {limit:g}` (--bracket-time-limit)",
                          table(rows), summary(rows), verdicts(rows)]) + "\n"
+    print(text)
+    if not no_write:
+        write_result(RESULTS / f"{stem}.csv", df.to_csv(index=False))
+        write_result(RESULTS / f"{stem}.md", f"# plan-jct against the bracket, {jobs} jobs\n\n" + text)
+    return 0
+
+
+def rescored(path: str, folder: Path, limit: float, stem: str, jobs: int, head: str, no_write: bool) -> int:
+    """The rows of the results CSV ``path`` against the brackets of ``limit`` seconds kept in ``folder`` (none is
+    computed): U, L and the ratios replaced, the earlier U and L kept as U_prev_s and L_prev_s; an instance with
+    no such bracket is left out and named.  Written as ``stem``.{csv,md}."""
+    import pandas as pd
+    df = pd.read_csv(path)
+    got, missing = {}, []
+    for name in df["instance"].unique():
+        f = folder / f"{name}-t{limit:g}.json"
+        if f.exists():
+            br = json.loads(f.read_text())
+            got[name] = (float(br["objective"]), float(br.get("bound") or 0.0))
+        else:
+            missing.append(name)
+    df = df[df["instance"].isin(got)].copy()
+    df["U_prev_s"], df["L_prev_s"] = df["U_s"], df["L_s"]
+    U = df["instance"].map(lambda n: got[n][0])
+    L = df["instance"].map(lambda n: got[n][1] or float("nan"))
+    df["U_s"], df["L_s"] = U.round(1), L.round(1)
+    df["J_over_U_pct"] = (100 * (df["J_s"] / U - 1)).round(2)
+    df["J_over_L_pct"] = (100 * (df["J_s"] / L - 1)).round(2)
+    df["bracket_pct"] = (100 * (U / L - 1)).round(2)
+    rows = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+            for r in df.to_dict("records")]
+    note = (f"The rows of `{Path(path).name}` (J, electricity, decision times and load from that run, its commit "
+            f"per row) against the brackets of `solve --problem schedule --bracket --time-limit {limit:g}` "
+            f"({len(got)} instances; U_prev_s / L_prev_s: the earlier bracket's)"
+            + (f"; left out, no such bracket: {', '.join(missing)}" if missing else "") + f". Put together at {head}.")
+    text = "\n\n".join([note, table(rows), summary(rows), verdicts(rows)]) + "\n"
     print(text)
     if not no_write:
         write_result(RESULTS / f"{stem}.csv", df.to_csv(index=False))
