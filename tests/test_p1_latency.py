@@ -162,3 +162,30 @@ def test_lazy_pairs_only_for_the_jobs_named():
     want = floor_rows(data, None, {j})
     assert len(got) == len(want) > 0 and all(r[0] == j and len(r[1]) == 2 for r in want)
     assert len(floor_rows(data)) >= len(want)
+
+
+@pytest.mark.parametrize("name", ["paper-6r-8j-seed1.json", "realistic-6r-8j-seed1.json"])
+def test_made_whole_offered_as_made_under_the_search_rows(name):
+    """Each cheaper round's placement made whole is offered as it is made (the plain MIP's first, not after the
+    floors' rounds), while the model carries the search's rows (the walk rows on, the floors off); the stage's rows
+    are back after each offer, and the model's rows at the end are those before the stage."""
+    from bace_opt.exact.p1.stage import ARC_ROWS, TRAIL_ROWS
+    inst = bo.load_instance(INST / name)
+    data = PlacementData(inst)
+    z1, z2 = CASES[name]
+    m = _level2_model(data, z1)
+    active = sum(1 for _ in m.component_data_objects(pyo.Constraint, active=True))
+    walk_rows = [getattr(m, n) for n in TRAIL_ROWS + ARC_ROWS if hasattr(m, n) and getattr(m, n).active]
+    got = []
+
+    def offer(sol, usd):
+        assert all(c.active for c in walk_rows) and not m.con_lat_floor.active and not m.con_lat_link.active
+        assert solution_cost(data, sol) == pytest.approx(usd, rel=1e-12) and usd >= z2 * (1 - 1e-9)
+        got.append(usd)
+
+    st = stage_bound(m, SolveOptions(time_limit_s=200), time.perf_counter(), floors=True, on_made_whole=offer)
+    assert sum(1 for _ in m.component_data_objects(pyo.Constraint, active=True)) == active
+    if st.made_whole is None:
+        assert got == []
+    else:
+        assert got and got == sorted(got, reverse=True) and got[-1] == st.made_whole_usd

@@ -248,8 +248,15 @@ def _level2_staged(m, fm, sol, solver: str, options: SolveOptions, warm: bool, t
     fm.load_solution_into_pyomo(m, sol)
     inc = float(pyo.value(m.obj_cost.expr))
     timeline.add(None, inc)
+    early = [inc]
+
+    def offer(cand, usd):       # a round's placement made whole, on the time line once it checks out
+        if usd < early[0] and fm.load_solution_into_pyomo(m, cand) is not False and not violated_rows(m):
+            early[0] = usd
+            timeline.add(None, float(pyo.value(m.obj_cost.expr)))
+
     st = stage_bound(m, options, t_start, floors=floors_pay(m.data), on_bound=lambda b, is_mip: timeline.add(
-        b, None, SOURCE_STAGE_MIP if is_mip else SOURCE_STAGE_LP))
+        b, None, SOURCE_STAGE_MIP if is_mip else SOURCE_STAGE_LP), on_made_whole=offer)
     box["stage"] = st
     best, kept = sol, None
     if st.bound is not None and inc > st.bound * (1 + options.rel_gap) + 1e-12:

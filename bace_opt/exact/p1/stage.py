@@ -95,12 +95,16 @@ def budget(options: SolveOptions, share: float, cap: float, t_start: float) -> f
     return max(min(share * options.time_limit_s, cap, left), 0.0)
 
 
-def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None, floors: bool = False) -> StageResult:
+def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None, floors: bool = False,
+                on_made_whole=None) -> StageResult:
     """The stage relaxation of the walk model ``m`` (level 2 prepared: cost objective active, count fixed):
     LP then MIP on HiGHS (module doc).  ``floors`` (level 2): with the latency floors (``p1.latency``, P1.61 every
     pair) and rounds of P1.62 rows on the region sets the MIP's solution breaks, while its time lasts.
-    ``on_bound(bound, is_mip)`` is told each bound as it arrives.  The model's rows are restored before
-    returning (the floors stay, deactivated unless ``latency.ACTIVE_IN_SEARCH``)."""
+    ``on_bound(bound, is_mip)`` is told each bound as it arrives; ``on_made_whole(solution, usd)`` (with floors)
+    each cheaper round's placement made whole as it is made, while the model's rows are those of the search (the
+    walk rows on, the floors as ``latency.ACTIVE_IN_SEARCH``): a long solve's time line has it when it exists,
+    not only after the floors' rounds.  The model's rows are restored before returning (the floors stay,
+    deactivated unless ``latency.ACTIVE_IN_SEARCH``)."""
     from pyomo.contrib.appsi.solvers.highs import Highs
     t = time.perf_counter()
     out = StageResult()
@@ -127,7 +131,12 @@ def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None, floors:
         share, cap = (FLOOR_MIP_SHARE, FLOOR_MIP_MAX_S) if floors and FLOORS else (STAGE_MIP_SHARE, STAGE_MIP_MAX_S)
         tl = budget(options, share, cap, t_start)
         if tl is None or tl > 0.5:
-            _mip_rounds(opt, m, out, tl, on_bound, floors and FLOORS)
+            offer = None
+            if on_made_whole is not None:
+                def offer(sol, usd):
+                    with _search_rows(m, off):
+                        on_made_whole(sol, usd)
+            _mip_rounds(opt, m, out, tl, on_bound, floors and FLOORS, offer)
     except Exception as e:      # a help, not a need: the search goes on without it
         log.warning("P1: the stage relaxation failed: %s: %s", type(e).__name__, e)
     finally:
@@ -140,10 +149,11 @@ def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None, floors:
     return out
 
 
-def _mip_rounds(opt, m, out: StageResult, tl: float | None, on_bound, floors: bool) -> None:
+def _mip_rounds(opt, m, out: StageResult, tl: float | None, on_bound, floors: bool, offer=None) -> None:
     """The stage MIP within ``tl`` seconds (None: no limit), then, with ``floors``, again after each round of
     P1.62 rows (``latency.violated_sets`` of its solution) while time is left and the rounds find some: the best
-    bound (each round's is valid: rows are only added), the last solution's stages and started jobs in ``out``."""
+    bound (each round's is valid: rows are only added), the last solution's stages and started jobs in ``out``;
+    ``offer(solution, usd)`` told each cheaper placement made whole."""
     h = opt._solver_model
     end = None if tl is None else time.perf_counter() + tl
     sets: dict = {}
@@ -169,8 +179,8 @@ def _mip_rounds(opt, m, out: StageResult, tl: float | None, on_bound, floors: bo
         out.mip_objective = mip.lp_objective
         out.stages = {k: int(round(mip.values[col[id(v)]])) for k, v in m.n.items() if id(v) in col}
         out.started = [j for j, v in m.x.items() if id(v) in col and mip.values[col[id(v)]] > 0.5]
-        if floors:
-            _keep_made_whole(m.data, out)
+        if floors and _keep_made_whole(m.data, out) and offer is not None:
+            offer(out.made_whole, out.made_whole_usd)
         if plain:
             plain = False
             continue
@@ -215,16 +225,34 @@ def _rows_off(opt, rows):
         h.changeRowsBounds(len(idx), idx, lo, up)
 
 
-def _keep_made_whole(data, out: StageResult) -> None:
+def _keep_made_whole(data, out: StageResult) -> bool:
     """The placement of ``out``'s last MIP solution made whole (``repair``) kept in ``out`` where it is the
-    cheapest of the rounds so far."""
+    cheapest of the rounds so far: True when it was."""
     from .solution import solution_cost
     cand = repair(data, out)
     if cand is None:
-        return
+        return False
     c = solution_cost(data, cand)
     if out.made_whole_usd is None or c < out.made_whole_usd:
         out.made_whole, out.made_whole_usd = cand, c
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def _search_rows(m, off: list):
+    """The block with the rows of the search active on ``m`` (``off``, the walk rows the stage relaxation drops,
+    on; the floors as ``latency.ACTIVE_IN_SEARCH``), the stage's rows (``off`` off, the floors on) after it.  Pyomo
+    activation only: the HiGHS instance of the rounds is not touched."""
+    for c in off:
+        c.activate()
+    set_floors_active(m, ACTIVE_IN_SEARCH)
+    try:
+        yield
+    finally:
+        for c in off:
+            c.deactivate()
+        set_floors_active(m, True)
 
 
 def _direct(data, d, a: int, b: int) -> int | None:
