@@ -127,6 +127,50 @@ def unit_overlaps(t: int, k: int, q: int, rho: float, D: float, compact: bool = 
     return ov
 
 
+def add_term(rows: dict, u: int, c: int, v: float) -> None:
+    """rows[u][c] += v (nothing for v = 0)."""
+    if v:
+        r = rows.setdefault(u, {})
+        r[c] = r.get(c, 0.0) + v
+
+
+def job_starts(col: Columns, rows: dict, links: list, j: int, a: float, W: float, R: float, n: int, D: float,
+               t_lo: int, t_hi: int, compact: bool = True, u_end: int | None = None) -> dict[int, list[int]]:
+    """Job ``j``'s start columns in the units [t_lo, t_hi) (x: a start on the unit's piece, y: its offset; P2.30-P2.33),
+    their links appended to ``links`` and their capacity in ``rows`` (a unit >= ``u_end`` left out): {unit: x
+    columns}."""
+    q = int(math.floor(R / D))
+    rho = R - D * q
+    xs_at: dict[int, list[int]] = {}
+    for t in range(t_lo, t_hi):
+        for k, p_lo, p_hi in start_pieces(a, D, rho, t):
+            xc = col((D * t + R - a) / n, 0.0, 1.0, True, j)
+            yc = col(1.0 / n, 0.0, D, False, j)
+            xs_at.setdefault(t, []).append(xc)
+            links.append((xc, yc, p_lo, p_hi, t))
+            for u, (cx, cy) in unit_overlaps(t, k, q, rho, D, compact).items():
+                if u_end is None or u < u_end:
+                    add_term(rows, u, xc, W * cx)
+                    add_term(rows, u, yc, W * cy)
+    return xs_at
+
+
+def job_cumulative(col: Columns, rows: dict, eqs: list, xs_at: dict, j: int, W: float, D: float, q: int, t0: int,
+                   z_end: int, u_end: int) -> None:
+    """The compact full-unit overlaps of job ``j`` (``build_area``): z_v = sum_{t <= v} x_t for v in [t0, z_end)
+    (rows of ``eqs``), and W D (z_{u-1} - z_{u-q}) in each unit u of (t0, u_end) (z past z_end - 1 is its last)."""
+    z: dict[int, int] = {}
+    for v in range(t0, z_end):
+        z[v] = col(0.0, 0.0, 1.0, False, j)
+        xs = xs_at.get(v, [])
+        prev = [z[v - 1]] if v - 1 in z else []
+        eqs.append(([z[v]] + prev + xs, [1.0] + [-1.0] * len(prev) + [-1.0] * len(xs)))
+    for u in range(t0 + 1, u_end):
+        add_term(rows, u, z[min(u - 1, z_end - 1)], W * D)
+        if u - q in z:
+            add_term(rows, u, z[u - q], -W * D)
+
+
 def build_area(data: dict[str, Any], D: float, compact: bool = True, fluid_factor: float = 2.0):
     """Columns and rows of P2.30-P2.34: cost, lo, hi, integ (integer mask), rows {unit: {column: coef}},
     col_job, links [(x, y, phi lo, phi hi, t)], eqs [(columns, coefs)] (= 0), H, cap.  ``compact``: the
@@ -145,36 +189,11 @@ def build_area(data: dict[str, Any], D: float, compact: bool = True, fluid_facto
     eqs = []
     for j, (a, W, R, _) in enumerate(jobs):
         q = int(math.floor(R / D))
-        rho = R - D * q
         t0 = int(math.floor(a / D))
-        xs_at: dict[int, list[int]] = {}
-        for t in range(t0, H):
-            for k, p_lo, p_hi in start_pieces(a, D, rho, t):
-                xc = col((D * t + R - a) / n, 0.0, 1.0, True, j)
-                yc = col(1.0 / n, 0.0, D, False, j)
-                xs_at.setdefault(t, []).append(xc)
-                links.append((xc, yc, p_lo, p_hi, t))
-                for u, (cx, cy) in unit_overlaps(t, k, q, rho, D, compact).items():
-                    if u >= H:
-                        continue
-                    r = rows.setdefault(u, {})
-                    if cx:
-                        r[xc] = r.get(xc, 0.0) + W * cx
-                    if cy:
-                        r[yc] = r.get(yc, 0.0) + W * cy
+        xs_at = job_starts(col, rows, links, j, a, W, R, n, D, t0, H, compact, u_end=H)
         col((D * H + R - a) / n, 0.0, 1.0, True, j)        # P2.34: start at or after H Delta
         if compact and q >= 2:
-            z = {}
-            for v in range(t0, H - 1):
-                z[v] = col(0.0, 0.0, 1.0, False, j)
-                xs = xs_at.get(v, [])
-                prev = [z[v - 1]] if v - 1 in z else []
-                eqs.append(([z[v]] + prev + xs, [1.0] + [-1.0] * len(prev) + [-1.0] * len(xs)))
-            for u in range(t0 + 1, H):
-                r = rows.setdefault(u, {})
-                r[z[u - 1]] = r.get(z[u - 1], 0.0) + W * D
-                if u - q in z:
-                    r[z[u - q]] = r.get(z[u - q], 0.0) - W * D
+            job_cumulative(col, rows, eqs, xs_at, j, W, D, q, t0, H - 1, H)
     return {**col.model(), "rows": rows,
             "links": links, "eqs": eqs, "H": H, "cap": G * D}
 

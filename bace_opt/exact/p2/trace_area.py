@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .area import Columns, horizon_s, start_pieces, unit_overlaps
+from .area import Columns, horizon_s, job_cumulative, job_starts
 
 
 def build_window_area(data: dict[str, Any], D: float, window_s: float, fluid_factor: float = 2.0,
@@ -33,39 +33,15 @@ def build_window_area(data: dict[str, Any], D: float, window_s: float, fluid_fac
     col = Columns()
     rows: dict[int, dict[int, float]] = {}
 
-    def add(u, c, v):
-        if v:
-            r = rows.setdefault(u, {})
-            r[c] = r.get(c, 0.0) + v
-
     links, eqs, late = [], [], {}
     for j, (a, W, R, _) in enumerate(jobs):
         q = int(math.floor(R / D))
-        rho = R - D * q
         t0 = int(math.floor(a / D))
         T = min(t0 + w + int(math.ceil(run_factor * R / D)), H)       # the late column: start at or after D T
-        xs_at: dict[int, list[int]] = {}
-        for t in range(t0, T):
-            for k, p_lo, p_hi in start_pieces(a, D, rho, t):
-                xc = col((D * t + R - a) / n, 0.0, 1.0, True, j)
-                yc = col(1.0 / n, 0.0, D, False, j)
-                xs_at.setdefault(t, []).append(xc)
-                links.append((xc, yc, p_lo, p_hi, t))
-                for u, (cx, cy) in unit_overlaps(t, k, q, rho, D).items():
-                    add(u, xc, W * cx)
-                    add(u, yc, W * cy)
+        xs_at = job_starts(col, rows, links, j, a, W, R, n, D, t0, T)
         late[col((D * T + R - a) / n, 0.0, 1.0, True, j)] = D * T        # late: no capacity
         if q >= 2:       # full units t < u < t + q: W D (z_{u-1} - z_{u-q}), z_v = sum_{t <= v} x_t (p2.area)
-            z: dict[int, int] = {}
-            for v in range(t0, T):
-                z[v] = col(0.0, 0.0, 1.0, False, j)
-                xs = xs_at.get(v, [])
-                prev = [z[v - 1]] if v - 1 in z else []
-                eqs.append(([z[v]] + prev + xs, [1.0] + [-1.0] * len(prev) + [-1.0] * len(xs)))
-            for u in range(t0 + 1, T - 1 + q):
-                add(u, z[min(u - 1, T - 1)], W * D)
-                if u - q in z:
-                    add(u, z[u - q], -W * D)
+            job_cumulative(col, rows, eqs, xs_at, j, W, D, q, t0, T, T - 1 + q)
     return {**col.model(), "rows": rows,
             "links": links, "eqs": eqs, "H": H, "cap": G * D, "late": late}
 
