@@ -68,6 +68,22 @@ def test_holds_a_long_job_for_a_busy_stream_of_short_ones():
     assert held == {"long"} and info["candidates"] == 2
 
 
+@pytest.mark.parametrize("agree, held", [(0.0, True), (0.5, False)])
+def test_a_hold_needs_a_majority_of_the_weight_not_only_the_mean(monkeypatch, agree, held):
+    # the long job of the test above; two scenarios: "ended" (weight 0.6, the hold loses a little there) and one
+    # that goes on (0.4, the hold wins much): the mean says hold (0.6 x 101 + 0.4 x 50 < 100), the majority no
+    arrived = [(float(t), 2, 1.0) for t in range(20)] + [(19.5, 2, 1000.0)]
+    jobs = [PJob("long", 2, 1000.0, 19.5, 20.0)]
+    imagined = [PJob("~0.0", 2, 1.0, 20.5, 20.5)]
+    monkeypatch.setattr(pf, "scenarios_of", lambda *a: [(0.6, []), (0.4, imagined)])
+    monkeypatch.setattr(pf, "value_of", lambda by, base, s, fut, *a: (
+        (100.0 if "long" in s else (50.0 if fut else 101.0)), 0))
+    monkeypatch.setattr(pf, "AGREE", agree)
+    got, info = pf.choose_holds(jobs, Profile.build(20.0, 2, [(25.0, 2)], 4), ("long",), 20.0, arrived, 8,
+                                1.0, 2000, 0)
+    assert (got == {"long"}) is held and info["agree"] == pytest.approx(0.4)
+
+
 @pytest.mark.parametrize("path", [PAPER8, POISSON8])
 def test_deterministic_and_feasible(path):
     inst = bo.load_instance(path)
