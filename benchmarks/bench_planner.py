@@ -9,7 +9,8 @@ and its mean JCT J compared with the bracket of ``bace-opt solve X --problem sch
 (U: the best schedule found, L: the certified lower bound; computed once per instance and kept in
 ``--bracket-dir`` as the solve's JSON).  Per row: J, J/U - 1, J/L - 1, the bracket's width U/L - 1, electricity
 (USD, the evaluator's), p99 JCT, jobs done, evaluator verdict, decision time (median, p99, max, total; wall clock,
-the simulator's own timing of each policy call), the run's wall time and the load average.
+the simulator's own timing of each policy call), the run's wall time, its CPU time (this process's: a decision
+capped by wall time gets less CPU when the machine is loaded) and the load average.
 
 ``--budgets 0,2000,10000,40000,400000``: the sensitivity figure (issue 43 item 4) instead: plan-jct alone with each
 ``max_work`` (job placements per decision; default 40,000), written to planner-<jobs>j-budgets.{csv,md}.
@@ -41,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -90,8 +92,9 @@ def bracket(inst: bo.Instance, folder: Path, time_limit: float) -> dict:
 
 
 def run_one(inst: bo.Instance, policy: str, U: float, L: float, **options) -> dict:
-    load0 = load_1min()
+    load0, cpu0 = load_1min(), time.process_time()
     sched, stats = run_simulation(inst, policy, **options)
+    cpu = time.process_time() - cpu0
     rep = bo.evaluate(inst, sched)
     m = sched.metrics
     J = m["avg_jct_s"]
@@ -107,6 +110,7 @@ def run_one(inst: bo.Instance, policy: str, U: float, L: float, **options) -> di
             "feasible": rep.feasible, "decisions": len(ds),
             "decide_median_s": round(statistics.median(ds), 4), "decide_p99_s": round(float(np.percentile(ds, 99)), 4),
             "decide_max_s": round(ds[-1], 4), "decide_total_s": round(sum(ds), 2), "wall_s": round(stats.wall_s, 2),
+            "cpu_s": round(cpu, 2),
             "load_1min": round((load0 + load_1min()) / 2, 2), "commit": git_commit()}
 
 
@@ -130,9 +134,9 @@ def clairvoyant_row(inst: bo.Instance, U: float, L: float, max_work: int = 400_0
 def table(rows: list[dict]) -> str:
     cols = ("instance", "policy", "J_s", "U_s", "J_over_U_pct", "J_over_L_pct", "bracket_pct", "electricity_usd",
             "p99_jct_s", "jobs_done", "feasible", "decide_median_s", "decide_p99_s", "decide_max_s", "decide_total_s",
-            "wall_s", "load_1min")
+            "wall_s", "cpu_s", "load_1min")
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows]     # cpu_s: not in old runs
     return "\n".join(lines)
 
 
