@@ -97,7 +97,7 @@ def test_p2_exact_cpsat_tells_its_incumbents(tmp_path):
 
 @pytest.mark.parametrize("flag", ["-v", "-q"])
 def test_p1_solve_tells_its_bound_and_incumbent(tmp_path, flag):
-    r = run(["solve", SMALL, "--problem", "placement", "--time-limit", "4", "--json", "-o", tmp_path / "p.json",
+    r = run(["solve", SMALL, "--problem", "placement", "--time-limit", "60", "--json", "-o", tmp_path / "p.json",
              flag])
     assert r.returncode in (0, 1), r.stderr
     json.loads(r.stdout)

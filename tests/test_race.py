@@ -132,6 +132,27 @@ def test_last_word_is_not_lost_in_a_solver_threads_output_capture(tmp_path):
     assert "captured" not in p.stderr          # the capture is real: what goes through it is held
 
 
+def test_log_lines_are_not_lost_in_a_solver_threads_output_capture(tmp_path):
+    """The same capture (above) held while the command logs: its warnings and progress lines go to the command's
+    private copy of standard error, not into the capture (they were lost there)."""
+    code = (
+        "import logging, sys\n"
+        "from pyomo.common.tee import capture_output\n"
+        "from bace_opt.cli import main as m\n"
+        "def run(args, got):\n"
+        "    with capture_output(capture_fd=True):\n"
+        "        print('captured', file=sys.stderr, flush=True)\n"
+        "        logging.getLogger('bace_opt.test').warning('logged while captured')\n"
+        "    return 0\n"
+        "m._run = run\n"
+        "sys.exit(m.main(['validate', 'x.json']))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert p.returncode == 0, p.stderr
+    assert "logged while captured" in p.stderr
+    assert "captured\n" not in p.stderr.replace("logged while captured", "")    # the capture is real
+
+
 class _Feed:
     """A LevelShare that offers the given levels and records what the loop publishes."""
 

@@ -220,29 +220,33 @@ def main(argv=None) -> int:
     real, real_err = sys.stdout, sys.stderr
     sys.stdout = _NamedStdout(real)
     sys.stderr = _NamedStdout(real_err, "standard error")
-    for h in logging.getLogger().handlers:      # the log handler configured above writes to the same stderr
-        if isinstance(h, logging.StreamHandler) and h.stream is real_err:
-            h.setStream(sys.stderr)
     final, own = final_stream(real_err)
     _FINAL.append(final)
+    # the log handler configured above writes to the same stderr: through the private copy too, so that a solver
+    # thread's capture of descriptor 2 (``_FINAL``) does not swallow the progress and warnings logged meanwhile
+    log_stream = _NamedStdout(final, "standard error") if own else sys.stderr
+    for h in logging.getLogger().handlers:
+        if isinstance(h, logging.StreamHandler) and h.stream is real_err:
+            h.setStream(log_stream)
     try:
         limit = getattr(args, "time_limit", None) if args.command in DEADLINE_COMMANDS else None
         with signals_as_interrupt() as got, clock.scope(limit, start=clock.command_start(), reserve=CLI_RESERVE_S):
             code = _run(args, got)
         if argv is None and _FAST_EXIT:       # the console script or python -m, not a program's own call
-            _restore_streams(real, real_err)
+            _restore_streams(real, real_err, log_stream)
             _fast_exit(code)
         return code
     finally:
         _FINAL.pop()
+        _restore_streams(real, real_err, log_stream)
         if own:
             final.close()
-        _restore_streams(real, real_err)
 
 
-def _restore_streams(real, real_err) -> None:
+def _restore_streams(real, real_err, log_stream=None) -> None:
     for h in logging.getLogger().handlers:
-        if isinstance(h, logging.StreamHandler) and h.stream is sys.stderr:
+        if isinstance(h, logging.StreamHandler) and h.stream in (sys.stderr, log_stream):
+            h.flush()
             h.setStream(real_err)
     if isinstance(sys.stdout, _NamedStdout):
         sys.stdout = real
