@@ -149,6 +149,8 @@ def test_solve_with_floors_proves_the_optimum_and_its_placement_passes(monkeypat
     rep = evaluate(inst, make_schedule(inst, plans, method="P1 with floors"))
     assert rep.feasible, rep.summary()
     assert cost_at_t0_usd(inst, plans, data.t0) == pytest.approx(lv[2]["objective"], rel=1e-9)
+    tl = r.solver.extra["timeline"]     # what the time line says is what the solve has: no incumbent below it
+    assert min(p["incumbent"] for p in tl if p["incumbent"] is not None) >= lv[2]["objective"] * (1 - 1e-9)
 
 
 def test_lazy_pairs_only_for_the_jobs_named():
@@ -166,7 +168,7 @@ def test_lazy_pairs_only_for_the_jobs_named():
 
 @pytest.mark.parametrize("name", ["paper-6r-8j-seed1.json", "realistic-6r-8j-seed1.json"])
 def test_made_whole_offered_as_made_under_the_search_rows(name):
-    """Each cheaper round's placement made whole is offered as it is made (the plain MIP's first, not after the
+    """The first round's placement made whole is offered as soon as it is made (the plain MIP's, not after the
     floors' rounds), while the model carries the search's rows (the walk rows on, the floors off); the stage's rows
     are back after each offer, and the model's rows at the end are those before the stage."""
     from bace_opt.exact.p1.stage import ARC_ROWS, TRAIL_ROWS
@@ -188,4 +190,4 @@ def test_made_whole_offered_as_made_under_the_search_rows(name):
     if st.made_whole is None:
         assert got == []
     else:
-        assert got and got == sorted(got, reverse=True) and got[-1] == st.made_whole_usd
+        assert len(got) == 1 and got[0] >= st.made_whole_usd      # the first, once (the cheapest is kept)

@@ -248,27 +248,28 @@ def _level2_staged(m, fm, sol, solver: str, options: SolveOptions, warm: bool, t
     fm.load_solution_into_pyomo(m, sol)
     inc = float(pyo.value(m.obj_cost.expr))
     timeline.add(None, inc)
-    early = [inc]
+    checked = []            # the stage's first placement made whole, on the time line once it checks out
 
-    def offer(cand, usd):       # a round's placement made whole, on the time line once it checks out
-        if usd < early[0] and fm.load_solution_into_pyomo(m, cand) is not False and not violated_rows(m):
-            early[0] = usd
+    def offer(cand, usd):
+        if usd < inc and fm.load_solution_into_pyomo(m, cand) is not False and not violated_rows(m):
+            checked.append(cand)
             timeline.add(None, float(pyo.value(m.obj_cost.expr)))
 
     st = stage_bound(m, options, t_start, floors=floors_pay(m.data), on_bound=lambda b, is_mip: timeline.add(
         b, None, SOURCE_STAGE_MIP if is_mip else SOURCE_STAGE_LP), on_made_whole=offer)
     box["stage"] = st
     best, kept = sol, None
-    if st.bound is not None and inc > st.bound * (1 + options.rel_gap) + 1e-12:
+    if (st.bound is not None and inc > st.bound * (1 + options.rel_gap) + 1e-12) or checked:
+        # (one on the time line is always taken: what the time line says is what the solve has)
         cand = st.made_whole if st.made_whole is not None else repair(m.data, st)
         if cand is not None and fm.load_solution_into_pyomo(m, cand) is not False:
             c = float(pyo.value(m.obj_cost.expr))
             box["repaired"] = c
             log.info("P1 level 2: the stage relaxation's placement made whole: %.9g USD (start %.9g)", c, inc)
-            if c < inc and not violated_rows(m):
+            if c < inc and (any(cand is x for x in checked) or not violated_rows(m)):     # checked once is enough
                 # the search starts from it only where the start is well above the bound (REPAIR_MIN_GAP); else
                 # it is kept aside and returned if the search ends above it
-                if inc > st.bound * (1 + REPAIR_MIN_GAP) + 1e-12:
+                if st.bound is not None and inc > st.bound * (1 + REPAIR_MIN_GAP) + 1e-12:
                     best = cand
                 else:
                     kept = (cand, c)

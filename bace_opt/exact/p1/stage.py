@@ -101,9 +101,9 @@ def stage_bound(m, options: SolveOptions, t_start: float, on_bound=None, floors:
     LP then MIP on HiGHS (module doc).  ``floors`` (level 2): with the latency floors (``p1.latency``, P1.61 every
     pair) and rounds of P1.62 rows on the region sets the MIP's solution breaks, while its time lasts.
     ``on_bound(bound, is_mip)`` is told each bound as it arrives; ``on_made_whole(solution, usd)`` (with floors)
-    each cheaper round's placement made whole as it is made, while the model's rows are those of the search (the
-    walk rows on, the floors as ``latency.ACTIVE_IN_SEARCH``): a long solve's time line has it when it exists,
-    not only after the floors' rounds.  The model's rows are restored before returning (the floors stay,
+    the first round's placement made whole as soon as it is made (once: checking it against the walk rows takes
+    seconds at fleet scale), while the model's rows are those of the search (the walk rows on, the floors as
+    ``latency.ACTIVE_IN_SEARCH``): a long solve's time line has it then, not only after the floors' rounds.  The model's rows are restored before returning (the floors stay,
     deactivated unless ``latency.ACTIVE_IN_SEARCH``)."""
     from pyomo.contrib.appsi.solvers.highs import Highs
     t = time.perf_counter()
@@ -153,7 +153,7 @@ def _mip_rounds(opt, m, out: StageResult, tl: float | None, on_bound, floors: bo
     """The stage MIP within ``tl`` seconds (None: no limit), then, with ``floors``, again after each round of
     P1.62 rows (``latency.violated_sets`` of its solution) while time is left and the rounds find some: the best
     bound (each round's is valid: rows are only added), the last solution's stages and started jobs in ``out``;
-    ``offer(solution, usd)`` told each cheaper placement made whole."""
+    ``offer(solution, usd)`` told the first placement made whole."""
     h = opt._solver_model
     end = None if tl is None else time.perf_counter() + tl
     sets: dict = {}
@@ -181,6 +181,7 @@ def _mip_rounds(opt, m, out: StageResult, tl: float | None, on_bound, floors: bo
         out.started = [j for j, v in m.x.items() if id(v) in col and mip.values[col[id(v)]] > 0.5]
         if floors and _keep_made_whole(m.data, out) and offer is not None:
             offer(out.made_whole, out.made_whole_usd)
+            offer = None
         if plain:
             plain = False
             continue
