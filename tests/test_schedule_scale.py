@@ -60,6 +60,20 @@ def test_list_schedule_is_feasible_and_above_the_bound(seed):
     assert cost["value"] >= lb["lower_bound_cost_usd"] - 1e-9
 
 
+@pytest.mark.parametrize("seed", [0, 2, 3])
+def test_jobs_with_no_candidate_get_a_built_placement_of_three_regions_or_more(seed):
+    """One GPU per region: a job of 3-4 GPUs has no candidate of <= 2 regions; the list scheduler builds one over
+    3-4 regions (it skipped such jobs and returned no schedule at all), evaluator-checked, every job done, at
+    most BACE-Pipe's mean JCT on these (its order search starts from the same kind of order)."""
+    inst = random_instance(seed, 6, 5, max_gpus_per_region=1, max_stages=4)
+    assert any(j.stages * j.gpus_per_stage >= 3 for j in inst.jobs)
+    out = best_list_schedule(inst, 2.0, search="local", seed=1)
+    s = out["schedule"]
+    assert s is not None and evaluate(inst, s).feasible and s.metrics["jobs_done"] == len(inst.jobs)
+    assert any(len(p.blocks) >= 3 for p in s.plans if p.status == "done")
+    assert s.metrics["avg_jct_s"] <= simulate(inst, policy="bace-pipe").metrics["avg_jct_s"] * (1 + 1e-9)
+
+
 def test_area_overlaps_sum_to_the_run_time():
     """Every start column's GPU-seconds over the units equal W_j R_j at both ends of its phase range (P2.30),
     and the unit-t share is Delta - phi."""

@@ -136,7 +136,9 @@ class ListScheduler:
         for j in order[pos:]:
             states.append((list(times), list(level)))
             jc = self.jobs[j]
-            if not len(jc.cands):
+            if not len(jc.cands):       # no candidate of <= 2 regions (every region too small): build one of 3+
+                if goal == "jct" and self.max_regions > 2:
+                    self._place_built(j, out, times, level)
                 continue
             starts = sorted({jc.arrival} | {t for t in times if t > jc.arrival})
             T = np.array(times + [math.inf])
@@ -179,6 +181,21 @@ class ListScheduler:
                 out[j] = (c, s)
                 self._add(times, level, s, s + jc.run[c] + END_PAD_S, jc.use[c])
         return out, states
+
+    def _place_built(self, j: int, out: list, times: list, level: list) -> None:
+        """A job with no candidate at all: at the earliest start (its arrival, then each profile breakpoint) where
+        a placement over 3 to ``max_regions`` regions can be built (``_construct``, regions chosen by what is free
+        at the start, checked over the whole run), placed there (``out``, the profile)."""
+        jc = self.jobs[j]
+        L = np.array(level)
+        for s in sorted({jc.arrival} | {t for t in times if t > jc.arrival}):
+            i = bisect.bisect_right(times, s) - 1
+            M = np.maximum.accumulate(L[i:], axis=0)
+            c = self._construct(j, M, times, i, s, M[0])
+            if c is not None:
+                out[j] = (c, s)
+                self._add(times, level, s, s + jc.run[c] + END_PAD_S, jc.use[c])
+                return
 
     def _construct(self, j: int, M, times, i: int, s: float, peak) -> int | None:
         """A placement over 3 to ``max_regions`` regions built for start ``s`` when no candidate fits: the
