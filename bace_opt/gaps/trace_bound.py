@@ -50,7 +50,8 @@ MARGIN = 1.2
 MIN_UNIT_S = 600.0
 #: the policy run as an upper-end candidate, and its share of the upper end's time (with the offline schedule
 #: seeded by it; the list scheduler's search the rest: on the week at load 0.92 it placed no job, its candidates
-#: span at most 2 regions and every job there needs 3, while the offline search still gained from more time)
+#: span at most 2 regions and every job there needs 3, while the offline search still gained from more time; such
+#: jobs now get a placement built over 3-4 regions (``p2.list_schedule``), the share not measured again since)
 PLANNER = "plan-jct"
 PLANNER_SHARE = 0.95
 #: plan-jct's run gets at most this share of ``planner_run``'s time; the offline schedule seeded by it the rest
