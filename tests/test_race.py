@@ -111,6 +111,12 @@ def test_ctrl_c_stops_every_child_within_seconds(tmp_path):
             p.communicate()
 
 
+def _python(code: str) -> subprocess.CompletedProcess:
+    """``code`` run by a fresh Python with this checkout on its path: its exit status and captured output."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
 def test_last_word_is_not_lost_in_a_solver_threads_output_capture(tmp_path):
     """The flake of ``test_ctrl_c_stops_every_child_within_seconds`` under load (exit 130, no "interrupted"): the
     race's in-process HiGHS member runs under Pyomo's ``capture_output(capture_fd=True)``, which holds descriptor 2
@@ -126,8 +132,7 @@ def test_last_word_is_not_lost_in_a_solver_threads_output_capture(tmp_path):
         "    print('captured', file=sys.stderr, flush=True)\n"
         "    m._tell('bace-opt solve: interrupted')\n"
         "    m._flush_and_exit(130)\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    p = _python(code)
     assert p.returncode == 130, p.stderr
     assert "bace-opt solve: interrupted" in p.stderr
     assert "captured" not in p.stderr          # the capture is real: what goes through it is held
@@ -147,8 +152,7 @@ def test_log_lines_are_not_lost_in_a_solver_threads_output_capture(tmp_path):
         "    return 0\n"
         "m._run = run\n"
         "sys.exit(m.main(['validate', 'x.json']))\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    p = _python(code)
     assert p.returncode == 0, p.stderr
     assert "logged while captured" in p.stderr
     assert "captured\n" not in p.stderr.replace("logged while captured", "")    # the capture is real
