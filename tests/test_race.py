@@ -86,7 +86,7 @@ def test_ctrl_c_stops_every_child_within_seconds(tmp_path):
     code = "import sys; from bace_opt.cli.main import main; sys.exit(main(sys.argv[1:]))"
     p = subprocess.Popen([sys.executable, "-c", code, "solve", str(path), "--solver", "race",
                           "--time-limit", "300", "--race-members", "highs,cpsat,scip", "-o", str(tmp_path / "out.json")],
-                         env=env,
+                         env=env, preexec_fn=_sigint_default,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         kids = []
@@ -112,6 +112,13 @@ def test_ctrl_c_stops_every_child_within_seconds(tmp_path):
         if p.poll() is None:
             p.kill()
             p.communicate()
+
+
+def _sigint_default() -> None:
+    """In the child before it runs: SIGINT to its default, as in a user's terminal.  A test run started in the
+    background by a shell without job control inherits SIGINT ignored, and Python then keeps it ignored: the
+    command under test would never see the Ctrl-C (three fresh-clone CI runs launched so failed here)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
